@@ -1,0 +1,1 @@
+"""Operator surfaces: the /admin dashboard and the memhub-admin CLI."""

@@ -1,0 +1,78 @@
+"""Settings: the only place memhub reads the environment or a secret.
+
+Three names keep the seed's spelling (`DATABASE_URL`, `MCP_AUTH_TOKEN`, `ADMIN_PASSWORD`) so an
+existing deployment's secrets keep working; everything else is `MEMHUB_*`. Every field here is
+documented in README.md, and `tests/unit/test_settings_documented.py` fails when one is not.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import platformdirs
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+SURFACES = ("web", "desktop-cli", "cursor")
+
+
+def _default_data_dir() -> Path:
+    # A per-user data dir that survives restarts (the embedded cluster lives under it).
+    return Path(platformdirs.user_data_dir("memhub"))
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="MEMHUB_", extra="ignore", populate_by_name=True)
+
+    # --- seed-compatible names --------------------------------------------------------------
+    database_url: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("DATABASE_URL", "database_url")
+    )
+    mcp_auth_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("MCP_AUTH_TOKEN", "mcp_auth_token")
+    )
+    admin_password: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("ADMIN_PASSWORD", "admin_password")
+    )
+
+    # --- service ----------------------------------------------------------------------------
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    log_level: str = "INFO"
+    data_dir: Path = Field(default_factory=_default_data_dir)
+    public_url: str | None = None
+    allowed_hosts: list[str] = Field(default_factory=list)
+    allowed_origins: list[str] = Field(default_factory=list)
+    pool_min_size: int = Field(default=2, ge=1)
+    pool_max_size: int = Field(default=20, ge=1)
+    db_connect_timeout: float = Field(default=5.0, gt=0)
+    statement_timeout_ms: int = Field(default=15000, ge=100)
+    session_secret: SecretStr | None = None
+
+    # --- memory and retrieval ---------------------------------------------------------------
+    max_content_chars: int = Field(default=20000, ge=100)
+    embed_model: str = "sentence-transformers/all-MiniLM-L6-v2"
+    embed_model_path: Path | None = None
+    embed_dim: int = Field(default=384, ge=8)
+    embed_batch_size: int = Field(default=32, ge=1)
+    embed_worker: bool = True
+    embed_max_attempts: int = Field(default=5, ge=1)
+    hnsw_ef_search: int = Field(default=100, ge=1, le=1000)
+    semantic_max_distance: float = Field(default=0.55, gt=0, le=2)
+    rrf_k: int = Field(default=60, ge=1)
+    query_cache_size: int = Field(default=1024, ge=0)
+    expiry_sweep_seconds: float = Field(default=60.0, gt=0)
+
+    # --- artifacts --------------------------------------------------------------------------
+    artifact_max_bytes: int = Field(default=50 * 1024 * 1024, ge=1)
+
+    # --- admin ------------------------------------------------------------------------------
+    admin_session_ttl_seconds: int = Field(default=8 * 3600, ge=60)
+
+    def embedded(self) -> bool:
+        """True when memhub must start its own PostgreSQL (no DATABASE_URL)."""
+        return self.database_url is None
+
+
+def load_settings(**overrides: object) -> Settings:
+    return Settings(**overrides)  # type: ignore[arg-type]

@@ -1,0 +1,96 @@
+"""One error hierarchy. Every error a caller can act on has a stable code and a remedy.
+
+Codes are the contract (tests assert them); messages are for people and may change.
+Translation into MCP tool errors and HTTP responses happens in `to_payload` only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class MemhubError(Exception):
+    code = "INTERNAL"
+    http_status = 500
+    remedy = "Retry later; if it persists, report it with the server log's request id."
+
+    def __init__(self, message: str, *, remedy: str | None = None, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        if remedy is not None:
+            self.remedy = remedy
+        self.details = details
+
+    def to_payload(self) -> dict[str, Any]:
+        payload: dict[str, Any] = {"code": self.code, "message": self.message, "remedy": self.remedy}
+        if self.details:
+            payload["details"] = self.details
+        return payload
+
+
+class InvalidInput(MemhubError):
+    code = "INVALID_INPUT"
+    http_status = 400
+    remedy = "Fix the argument named in the message and call again."
+
+
+class NotFound(MemhubError):
+    code = "NOT_FOUND"
+    http_status = 404
+    remedy = "Check the id or key and the namespace; list first if unsure."
+
+
+class Conflict(MemhubError):
+    code = "CONFLICT"
+    http_status = 409
+    remedy = "Re-read the current state and decide again."
+
+
+class IdempotencyMismatch(MemhubError):
+    code = "IDEMPOTENCY_MISMATCH"
+    http_status = 409
+    remedy = "A client_request_id names one request; use a new id for a different payload."
+
+
+class Forbidden(MemhubError):
+    code = "FORBIDDEN"
+    http_status = 403
+    remedy = "Use a token whose scope includes this namespace (and write access for writes)."
+
+
+class Unauthorized(MemhubError):
+    code = "UNAUTHORIZED"
+    http_status = 401
+    remedy = "Send a valid token as 'Authorization: Bearer <token>' or '?token=<token>'."
+
+
+class TooLarge(MemhubError):
+    code = "TOO_LARGE"
+    http_status = 413
+    remedy = "Send less data; the limit is in the message."
+
+
+class Retryable(MemhubError):
+    code = "RETRYABLE"
+    http_status = 503
+    remedy = "Nothing was committed; it is safe to retry the same call."
+
+
+class UnknownOutcome(MemhubError):
+    code = "UNKNOWN_OUTCOME"
+    http_status = 503
+    remedy = (
+        "The connection died during COMMIT: the write may or may not have happened. Replay the "
+        "same client_request_id (safe) or re-read before writing again; do not assume it failed."
+    )
+
+
+class Unavailable(MemhubError):
+    code = "UNAVAILABLE"
+    http_status = 503
+    remedy = "The database is unreachable; retry after a short wait."
+
+
+class Internal(MemhubError):
+    code = "INTERNAL"
+    http_status = 500

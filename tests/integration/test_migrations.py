@@ -1,0 +1,66 @@
+import threading
+
+import psycopg
+
+from storage.migrate import apply_migrations, migration_files
+from tests.support import db
+
+
+def _schema_fingerprint(dsn: str) -> list[tuple]:
+    with psycopg.connect(dsn) as conn:
+        return conn.execute(
+            "SELECT table_name, column_name, data_type FROM information_schema.columns"
+            " WHERE table_schema = 'public' ORDER BY 1, 2"
+        ).fetchall() + conn.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1"
+        ).fetchall()
+
+
+def test_applying_migrations_twice_changes_nothing(admin_dsn):
+    name = f"memhub_mig_{id(object())}"
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    dsn = db.with_db(admin_dsn, name)
+    try:
+        first = apply_migrations(dsn)
+        assert first == [v for v, _, _ in migration_files()]
+        before = _schema_fingerprint(dsn)
+        assert apply_migrations(dsn) == []
+        assert _schema_fingerprint(dsn) == before
+        with psycopg.connect(dsn) as conn:
+            rows = conn.execute("SELECT version FROM schema_migrations ORDER BY 1").fetchall()
+        assert [r[0] for r in rows] == first
+    finally:
+        db.drop(admin_dsn, name)
+
+
+def test_two_processes_migrating_together_apply_each_file_once(admin_dsn):
+    name = f"memhub_mig_race_{id(object())}"
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    dsn = db.with_db(admin_dsn, name)
+    results: list[list[str]] = []
+    errors: list[BaseException] = []
+
+    def run():
+        try:
+            results.append(apply_migrations(dsn))
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    try:
+        threads = [threading.Thread(target=run) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        assert not errors
+        applied = sorted(v for r in results for v in r)
+        assert applied == [v for v, _, _ in migration_files()]
+    finally:
+        db.drop(admin_dsn, name)
+
+
+def test_first_migration_creates_vector_extension_and_token_table(db_conn):
+    assert db_conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
+    assert db_conn.execute("SELECT to_regclass('api_tokens')").fetchone()[0] == "api_tokens"

@@ -1,0 +1,58 @@
+"""Real PostgreSQL for tests: one cluster per session, a migrated template, a clone per test."""
+
+from __future__ import annotations
+
+import uuid
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from storage.migrate import apply_migrations
+from storage.pg_core import hash_token, token_prefix
+
+
+def with_db(dsn: str, dbname: str) -> str:
+    return make_conninfo(dsn, dbname=dbname)
+
+
+def create_template(admin_dsn: str) -> str:
+    name = f"memhub_tpl_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    apply_migrations(with_db(admin_dsn, name))
+    return name
+
+
+def clone(admin_dsn: str, template: str) -> str:
+    name = f"memhub_t_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+    return name
+
+
+def drop(admin_dsn: str, name: str) -> None:
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def dbname_of(dsn: str) -> str:
+    return conninfo_to_dict(dsn).get("dbname", "postgres")
+
+
+def insert_token(
+    dsn: str,
+    surface: str,
+    *,
+    namespaces: list[str] | None = None,
+    read_only: bool = False,
+    kind: str = "scoped",
+) -> str:
+    """Create a token straight in the database and return its plaintext."""
+    token = "mh_test_" + uuid.uuid4().hex
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO api_tokens (surface, kind, token_hash, prefix, namespaces, read_only)"
+            " VALUES (%s, %s, %s, %s, %s, %s)",
+            [surface, kind, hash_token(token), token_prefix(token), namespaces, read_only],
+        )
+    return token

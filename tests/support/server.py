@@ -1,0 +1,112 @@
+"""A real memhub HTTP server for tests: uvicorn on a free loopback port, in a thread or a
+separate process."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+
+import httpx
+import uvicorn
+from fastmcp import Client
+from fastmcp.client.transports import StreamableHttpTransport
+
+from app import create_app
+from config import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_healthy(base_url: str, timeout: float = 60.0, *, want: int = 200) -> None:
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = httpx.get(f"{base_url}/healthz", timeout=2.0)
+            if last.status_code == want:
+                return
+        except httpx.HTTPError as exc:
+            last = exc
+        time.sleep(0.05)
+    raise TimeoutError(f"{base_url}/healthz never answered {want}: {last!r}")
+
+
+class RunningServer:
+    def __init__(self, base_url: str, settings: Settings, app=None) -> None:
+        self.base_url = base_url
+        self.mcp_url = f"{base_url}/mcp"
+        self.settings = settings
+        self.app = app
+
+    @asynccontextmanager
+    async def client(self, token: str, *, via: str = "header"):
+        """A real MCP client over Streamable HTTP, authenticated by header or query."""
+        if via == "header":
+            transport = StreamableHttpTransport(
+                self.mcp_url, headers={"Authorization": f"Bearer {token}"}
+            )
+        else:
+            transport = StreamableHttpTransport(f"{self.mcp_url}?token={token}")
+        async with Client(transport, timeout=60) as client:
+            yield client
+
+
+@contextmanager
+def thread_server(settings: Settings):
+    """Serve create_app(settings) with uvicorn in a background thread."""
+    port = free_port()
+    app = create_app(settings)
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_config=None, access_log=False, lifespan="on"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(base)
+        yield RunningServer(base, settings, app)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+@contextmanager
+def process_server(env_overrides: dict[str, str]):
+    """Serve memhub as a separate OS process (python -m app), as a user would run it."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMHUB_")}
+    env.pop("DATABASE_URL", None)
+    env.update({"MEMHUB_HOST": "127.0.0.1", "MEMHUB_PORT": str(port)})
+    env.update(env_overrides)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(base)
+        yield RunningServer(base, Settings(), None), proc
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()

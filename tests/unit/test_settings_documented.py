@@ -1,0 +1,24 @@
+"""Every setting must be documented in README.md (datasette's habit)."""
+
+from pathlib import Path
+
+from config import Settings
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _env_name(name: str, field) -> str:
+    alias = field.validation_alias
+    if alias is not None:
+        return alias.choices[0]
+    return f"MEMHUB_{name.upper()}"
+
+
+def test_every_setting_is_in_the_readme():
+    readme = README.read_text()
+    missing = [
+        _env_name(name, field)
+        for name, field in Settings.model_fields.items()
+        if f"`{_env_name(name, field)}`" not in readme
+    ]
+    assert missing == []

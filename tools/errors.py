@@ -1,0 +1,38 @@
+"""The one place memhub errors become MCP tool errors.
+
+A `MemhubError` reaches the client as a ToolError whose text is a JSON object
+`{"code", "message", "remedy", "details"?}`. Anything else is logged with its traceback and
+masked as INTERNAL, so no driver message or stack ever leaks to a client.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from fastmcp.exceptions import ToolError
+from fastmcp.server.middleware import Middleware
+
+from errors import Internal, MemhubError
+
+logger = logging.getLogger(__name__)
+
+
+def tool_error(err: MemhubError) -> ToolError:
+    return ToolError(json.dumps(err.to_payload(), default=str))
+
+
+class ErrorMapping(Middleware):
+    async def on_call_tool(self, context, call_next):
+        try:
+            return await call_next(context)
+        except MemhubError as err:
+            if isinstance(err, Internal):
+                logger.error("internal error in tool", exc_info=err)
+            raise tool_error(err) from err
+        except ToolError:
+            raise
+        except Exception as exc:
+            tool = getattr(context.message, "name", "?")
+            logger.exception("unexpected error in tool", extra={"tool": tool})
+            raise tool_error(Internal("unexpected server error; it has been logged")) from exc

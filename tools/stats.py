@@ -1,0 +1,30 @@
+"""Operator-facing read: is the service healthy, and how much does it hold."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastmcp import FastMCP
+
+from tools.context import Runtime, current_principal
+
+
+def register(mcp: FastMCP, rt: Runtime) -> None:
+    @mcp.tool(annotations={"readOnlyHint": True, "idempotentHint": True})
+    async def stats() -> dict[str, Any]:
+        """Report memhub's health: server version, whether the database answers, the embedding
+        model's state, memory counts per namespace and status (only namespaces your token may
+        see), and the embedding queue's depth. Use it to check the service before relying on it.
+        """
+        principal = current_principal()
+        backend = rt.storage()
+        result: dict[str, Any] = {
+            "version": rt.extras.get("version", "unknown"),
+            "surface": principal.surface,
+            "database": "ok",
+        }
+        result.update(await backend.stats(principal))
+        embedder = rt.extras.get("embedder")
+        if embedder is not None:
+            result["embedding_model"] = embedder.status()
+        return result
