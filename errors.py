@@ -22,7 +22,11 @@ class MemhubError(Exception):
         self.details = details
 
     def to_payload(self) -> dict[str, Any]:
-        payload: dict[str, Any] = {"code": self.code, "message": self.message, "remedy": self.remedy}
+        payload: dict[str, Any] = {
+            "code": self.code,
+            "message": self.message,
+            "remedy": self.remedy,
+        }
         if self.details:
             payload["details"] = self.details
         return payload

@@ -5,7 +5,10 @@ from logs import JsonFormatter, RedactingFilter, redact
 
 
 def test_query_tokens_bearer_tokens_and_raw_tokens_are_redacted():
-    text = "GET /mcp?token=mh_abcdefghijklmnop&x=1 Authorization: Bearer sekrit.value mh_zzzzzzzzzzzz"
+    text = (
+        "GET /mcp?token=mh_abcdefghijklmnop&x=1 "
+        "Authorization: Bearer sekrit.value mh_zzzzzzzzzzzz"
+    )
     out = redact(text)
     assert "abcdefghijklmnop" not in out
     assert "sekrit.value" not in out
