@@ -30,6 +30,18 @@ from tools.context import Runtime
 
 logger = logging.getLogger("memhub")
 
+# Background services started in the lifespan, after the pool is open: dotted paths of
+# `async def start(rt: Runtime, stack: AsyncExitStack) -> None` functions, which register
+# their own shutdown on the stack.
+STARTUP: list[str] = []
+
+
+def _import_string(path: str):
+    import importlib
+
+    module_name, _, attr = path.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
+
 
 def version() -> str:
     try:
@@ -126,8 +138,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             created = await backend.seed_surface_tokens(web)
             # The operator already knows MCP_AUTH_TOKEN; only generated tokens are shown.
             announce_tokens({s: t for s, t in created.items() if not (s == "web" and web)})
-            for start in rt.extras.get("startup", []):
-                await start(rt, stack)
+            for path in STARTUP:
+                await _import_string(path)(rt, stack)
             await stack.enter_async_context(mcp_app.lifespan(app))
             logger.info("memhub ready", extra={"host": settings.host, "port": settings.port})
             yield
