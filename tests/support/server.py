@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from contextlib import asynccontextmanager, contextmanager
@@ -44,7 +45,8 @@ def wait_healthy(base_url: str, timeout: float = 60.0, *, want: int = 200) -> No
 
 
 class RunningServer:
-    def __init__(self, base_url: str, settings: Settings, app=None) -> None:
+    def __init__(self, base_url: str, settings: Settings, app=None, log_path=None) -> None:
+        self.log_path = log_path
         self.base_url = base_url
         self.mcp_url = f"{base_url}/mcp"
         self.settings = settings
@@ -91,18 +93,21 @@ def process_server(env_overrides: dict[str, str]):
     env.pop("DATABASE_URL", None)
     env.update({"MEMHUB_HOST": "127.0.0.1", "MEMHUB_PORT": str(port)})
     env.update(env_overrides)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    # stderr goes to a file, not a pipe: an unread pipe fills up and blocks the server.
+    log_dir = Path(tempfile.mkdtemp(prefix="memhub-proc-"))
+    log_path = log_dir / "server.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "app"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
     base = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(base)
-        yield RunningServer(base, Settings(), None), proc
+        yield RunningServer(base, Settings(), None, log_path), proc
     finally:
         if proc.poll() is None:
             proc.terminate()
@@ -110,3 +115,4 @@ def process_server(env_overrides: dict[str, str]):
                 proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 proc.kill()
+                proc.wait(timeout=30)

@@ -1,0 +1,56 @@
+"""The embedded PostgreSQL lifecycle, with real memhub processes (no DATABASE_URL)."""
+
+import psutil
+import pytest
+
+from tests.conftest import WEB_TOKEN
+from tests.support.server import process_server
+
+
+def _postmasters(pgdata) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(attrs=["name", "cmdline"]):
+        cmdline = proc.info.get("cmdline") or []
+        if proc.info.get("name") == "postgres" and str(pgdata) in " ".join(cmdline):
+            found.append(proc)
+    return found
+
+
+def _wait_gone(pgdata, timeout=30.0) -> list[psutil.Process]:
+    procs = _postmasters(pgdata)
+    gone, alive = psutil.wait_procs(procs, timeout=timeout)
+    return alive
+
+
+@pytest.mark.slow
+async def test_two_servers_on_one_data_dir_share_one_cluster_and_leave_no_orphans(tmp_path):
+    env = {"MEMHUB_DATA_DIR": str(tmp_path), "MCP_AUTH_TOKEN": WEB_TOKEN}
+    pgdata = (tmp_path / "pgdata").resolve()
+    with process_server(env) as (first, _):
+        with process_server(env) as (second, _):
+            assert len(_postmasters(pgdata)) == 1
+            for running in (first, second):
+                async with running.client(WEB_TOKEN) as client:
+                    result = await client.call_tool("stats", {})
+                assert result.structured_content["database"] == "ok"
+        # The first server still holds a handle: the cluster must survive the second's exit.
+        async with first.client(WEB_TOKEN) as client:
+            result = await client.call_tool("stats", {})
+        assert result.structured_content["database"] == "ok"
+    assert _wait_gone(pgdata) == []
+
+
+@pytest.mark.slow
+def test_data_and_tokens_persist_across_restarts(tmp_path):
+    env = {"MEMHUB_DATA_DIR": str(tmp_path)}
+    with process_server(env) as (running, _):
+        pass
+    first_output = running.log_path.read_text()
+    with process_server(env) as (running, _):
+        pass
+    second_output = running.log_path.read_text()
+    # First boot generates and prints the three surface tokens once; the second finds them.
+    assert first_output.count("created the '") == 3
+    assert "created the '" not in second_output
+    assert "mh_" not in second_output
+    assert _wait_gone((tmp_path / "pgdata").resolve()) == []
