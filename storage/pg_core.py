@@ -19,10 +19,10 @@ from typing import Any, TypeVar
 import psycopg
 from pgvector.psycopg import register_vector_async
 from psycopg.rows import dict_row
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from config import SURFACES, Settings
-from errors import MemhubError, Retryable, Unavailable, UnknownOutcome
+from errors import Retryable, Unavailable, UnknownOutcome
 from storage.base import NAMESPACE_RE, Principal
 from storage.pg_errors import is_disconnect, translate
 from storage.queries import q
@@ -118,12 +118,8 @@ class PgCore:
                     )
                     yield conn
                     committing = True
-        except MemhubError:
-            raise
-        except Exception as exc:
-            if isinstance(exc, psycopg.Error) or type(exc).__name__ == "PoolTimeout":
-                raise translate(exc, committing=committing) from exc
-            raise
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise translate(exc, committing=committing) from exc
 
     async def _run(
         self,
@@ -161,11 +157,15 @@ class PgCore:
             return None
         digest = hash_token(token)
 
-        async def find(conn: psycopg.AsyncConnection) -> dict[str, Any] | None:
-            cur = await conn.execute(q("tokens.find_active_by_hash"), {"token_hash": digest})
-            return await cur.fetchone()
-
-        row = await self._run("*", find, retry_safe=True)
+        # Every /mcp request passes here: one autocommit round trip, no transaction (the
+        # tokens table is not tenant data, so no RLS scope is needed). No cache: a rotated or
+        # revoked token must stop working at once, in every process.
+        try:
+            async with self.pool.connection() as conn:
+                cur = await conn.execute(q("tokens.find_active_by_hash"), {"token_hash": digest})
+                row = await cur.fetchone()
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise translate(exc, committing=False) from exc
         # The lookup is by an index on the hash; the final comparison is constant-time anyway
         # so no code path compares secret material byte by byte with early exit.
         if row is None or not hmac.compare_digest(bytes(row["token_hash"]), digest):
