@@ -26,6 +26,7 @@ from logs import configure_logging, redact
 from storage.migrate import apply_migrations
 from storage.postgres import PostgresBackend
 from tools import build_mcp
+from tools.body_limit import BodyLimit, mcp_body_limit
 from tools.context import Runtime
 
 logger = logging.getLogger("memhub")
@@ -33,7 +34,7 @@ logger = logging.getLogger("memhub")
 # Background services started in the lifespan, after the pool is open: dotted paths of
 # `async def start(rt: Runtime, stack: AsyncExitStack) -> None` functions, which register
 # their own shutdown on the stack.
-STARTUP: list[str] = []
+STARTUP: list[str] = ["storage.expiry:start", "storage.embedding_worker:start"]
 
 
 def _import_string(path: str):
@@ -169,6 +170,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(extra)
     _mount_optional(app, rt)
     app.mount("/", mcp_app)
+    # Inside the gate: an unauthenticated oversized request is a 401, not a 413.
+    app.add_middleware(BodyLimit, max_bytes=mcp_body_limit(settings.artifact_max_bytes))
     app.add_middleware(TokenGate, authenticate=_authenticator(rt), prefixes=("/mcp", "/artifact"))
     app.add_middleware(AccessLog)
     return app

@@ -37,8 +37,12 @@ CREATE TABLE memories (
     ) STORED,
     UNIQUE (namespace, id),
     -- Supersession stays inside one namespace: the pointer must name a memory of the same
-    -- namespace, so a cross-tenant supersession cannot even be represented.
-    FOREIGN KEY (namespace, superseded_by) REFERENCES memories (namespace, id),
+    -- namespace, so a cross-tenant supersession cannot even be represented. Deferred to COMMIT
+    -- because a supersession retires the old memories before inserting their successor (so
+    -- the successor may reuse a retired memory's key): the pointer names a row that exists
+    -- only later in the same transaction.
+    CONSTRAINT memories_superseded_by_fk FOREIGN KEY (namespace, superseded_by)
+        REFERENCES memories (namespace, id) DEFERRABLE INITIALLY DEFERRED,
     -- Status and pointer agree: superseded <=> has a successor.
     CHECK ((status = 'SUPERSEDED') = (superseded_by IS NOT NULL)),
     CHECK (superseded_by IS NULL OR superseded_by <> id)
@@ -52,6 +56,57 @@ CREATE INDEX memories_superseded_by ON memories (superseded_by) WHERE superseded
 CREATE INDEX memories_expiring ON memories (expires_at) WHERE status = 'ACTIVE' AND expires_at IS NOT NULL;
 CREATE INDEX memories_tsv ON memories USING gin (search_tsv);
 CREATE INDEX memories_tags ON memories USING gin (tags);
+
+-- Row guard: what may change on a memory, and how. Enforced for every role, the owner
+-- included, so a service bug cannot bring a retired decision back or rewrite history.
+--  * identity and provenance (id, namespace, seq, author_client, created_at) never change;
+--  * SUPERSEDED and DELETED are terminal; EXPIRED may only become DELETED;
+--  * the current revision only ever moves by exactly +1, and the revisioned columns (title,
+--    content, tags, content_hash) only change together with it, on an ACTIVE memory;
+--  * timestamps come from the database clock, whatever the statement said.
+CREATE FUNCTION memories_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        NEW.created_at := now();
+        NEW.updated_at := now();
+        IF NEW.status <> 'ACTIVE' OR NEW.current_revision <> 1 THEN
+            RAISE EXCEPTION 'a memory is born ACTIVE at revision 1'
+                USING ERRCODE = 'check_violation';
+        END IF;
+        RETURN NEW;
+    END IF;
+    IF (NEW.id, NEW.namespace, NEW.seq, NEW.author_client, NEW.created_at)
+       IS DISTINCT FROM (OLD.id, OLD.namespace, OLD.seq, OLD.author_client, OLD.created_at) THEN
+        RAISE EXCEPTION 'a memory''s identity and provenance never change'
+            USING ERRCODE = 'check_violation';
+    END IF;
+    IF NEW.status IS DISTINCT FROM OLD.status THEN
+        IF OLD.status IN ('SUPERSEDED', 'DELETED')
+           OR (OLD.status = 'EXPIRED' AND NEW.status <> 'DELETED') THEN
+            RAISE EXCEPTION 'status % is terminal here (refused: % -> %)',
+                OLD.status, OLD.status, NEW.status USING ERRCODE = 'check_violation';
+        END IF;
+    END IF;
+    IF OLD.status = 'SUPERSEDED' AND NEW.superseded_by IS DISTINCT FROM OLD.superseded_by THEN
+        RAISE EXCEPTION 'superseded_by never changes once set' USING ERRCODE = 'check_violation';
+    END IF;
+    IF NEW.current_revision <> OLD.current_revision
+       AND NEW.current_revision <> OLD.current_revision + 1 THEN
+        RAISE EXCEPTION 'current_revision moves by exactly +1' USING ERRCODE = 'check_violation';
+    END IF;
+    IF (NEW.title, NEW.content, NEW.tags, NEW.content_hash)
+       IS DISTINCT FROM (OLD.title, OLD.content, OLD.tags, OLD.content_hash)
+       AND (NEW.current_revision <> OLD.current_revision + 1 OR OLD.status <> 'ACTIVE') THEN
+        RAISE EXCEPTION 'revisioned columns change only with a new revision of an ACTIVE memory'
+            USING ERRCODE = 'check_violation';
+    END IF;
+    NEW.updated_at := now();
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER memories_guard
+    BEFORE INSERT OR UPDATE ON memories
+    FOR EACH ROW EXECUTE FUNCTION memories_guard();
 
 -- Stage 0, written once: the only memories any retrieval path may rank. security_invoker
 -- keeps the caller's row-level security in force through the view.
@@ -100,6 +155,47 @@ CREATE TRIGGER memory_revisions_append_only
     BEFORE UPDATE OR DELETE ON memory_revisions
     FOR EACH ROW EXECUTE FUNCTION memory_revisions_append_only();
 
+-- A revision is born current, numbered as the memory's current revision, stamped by the
+-- database clock. Together with the +1 rule on memories and the one-current index this keeps
+-- revision numbers contiguous and the history gap-free.
+CREATE FUNCTION memory_revisions_insert_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.created_at := now();
+    IF NOT NEW.is_current OR NEW.revision IS DISTINCT FROM
+           (SELECT m.current_revision FROM memories m WHERE m.id = NEW.memory_id) THEN
+        RAISE EXCEPTION 'a new revision must be current and numbered as the memory''s current revision'
+            USING ERRCODE = 'check_violation';
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER memory_revisions_insert_guard
+    BEFORE INSERT ON memory_revisions
+    FOR EACH ROW EXECUTE FUNCTION memory_revisions_insert_guard();
+
+-- At COMMIT, every written memory mirrors its current revision (same number, title, content,
+-- tags): a memory row cannot drift from its history. Reads the row afresh because several
+-- events on one row may be queued in a transaction and only the final state matters.
+CREATE FUNCTION memories_mirror_current_revision() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT EXISTS (
+        SELECT 1 FROM memories m JOIN memory_revisions r
+            ON r.memory_id = m.id AND r.is_current
+         WHERE m.id = NEW.id
+           AND r.revision = m.current_revision
+           AND r.content = m.content
+           AND r.title IS NOT DISTINCT FROM m.title
+           AND r.tags = m.tags) THEN
+        RAISE EXCEPTION 'memory % does not mirror its current revision', NEW.id
+            USING ERRCODE = 'check_violation';
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE CONSTRAINT TRIGGER memories_mirror_current_revision
+    AFTER INSERT OR UPDATE ON memories DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION memories_mirror_current_revision();
+
 -- A second client asserting an ACTIVE memory's content: who and when.
 CREATE TABLE memory_corroborations (
     id            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -109,7 +205,9 @@ CREATE TABLE memory_corroborations (
     created_at    timestamptz NOT NULL DEFAULT now(),
     FOREIGN KEY (namespace, memory_id) REFERENCES memories (namespace, id)
 );
-CREATE INDEX memory_corroborations_memory ON memory_corroborations (memory_id);
+-- One corroboration per (memory, surface): repeats by the same client are not new evidence,
+-- and the table stays bounded by the number of surfaces.
+CREATE UNIQUE INDEX memory_corroborations_once ON memory_corroborations (memory_id, author_client);
 
 -- Idempotency: one stored response per (namespace, surface, client_request_id). A retry
 -- with the same id replays `response`; a different payload under the same id is refused.

@@ -12,6 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from errors import Forbidden, InvalidInput
+from storage.base_admin import AdminBackend
+from storage.base_memories import MemoryBackend
+from storage.base_search import SearchBackend
+from storage.base_work import WorkBackend
 
 NAMESPACE_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 
@@ -75,5 +79,5 @@ class CoreBackend(ABC):
         """Counts per visible namespace and status, and queue depths."""
 
 
-class StorageBackend(CoreBackend, ABC):
+class StorageBackend(CoreBackend, AdminBackend, MemoryBackend, SearchBackend, WorkBackend, ABC):
     """Everything the tools may ask of storage."""

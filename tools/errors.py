@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import logging
 
-from fastmcp.exceptions import ToolError
+from fastmcp.exceptions import ToolError, ValidationError
 from fastmcp.server.middleware import Middleware
 
-from errors import Internal, MemhubError
+from errors import Internal, InvalidInput, MemhubError
 
 logger = logging.getLogger(__name__)
 
@@ -30,8 +30,21 @@ class ErrorMapping(Middleware):
             if isinstance(err, Internal):
                 logger.error("internal error in tool", exc_info=err)
             raise tool_error(err) from err
-        except ToolError:
+        except ToolError as err:
+            # fastmcp masks a tool's exception into ToolError("Error calling tool ...") before
+            # middleware sees it; the MemhubError is its cause. Restore our payload.
+            cause = err.__cause__
+            if isinstance(cause, MemhubError):
+                if isinstance(cause, Internal):
+                    logger.error("internal error in tool", exc_info=cause)
+                raise tool_error(cause) from cause
             raise
+        except ValidationError as exc:
+            # The framework refused the arguments against the tool's schema (wrong types,
+            # missing required ones): the caller's mistake, not ours.
+            raise tool_error(InvalidInput(
+                "the arguments do not match the tool's input schema (wrong type or missing)",
+            )) from exc
         except Exception as exc:
             tool = getattr(context.message, "name", "?")
             logger.exception("unexpected error in tool", extra={"tool": tool})

@@ -1,0 +1,85 @@
+"""The operator's storage area: token lifecycle, the audit trail, login backoff, the
+cookie-signing secret and the overview. Shared by the /admin dashboard and memhub-admin."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who performs an admin action and from where (recorded in the audit, never a secret)."""
+
+    name: str  # "admin" (dashboard) or "cli:<os user>"
+    source: str | None  # client address, or "local" for the CLI
+
+
+class AdminBackend(ABC):
+    @abstractmethod
+    async def list_tokens(self) -> list[dict[str, Any]]:
+        """Every token (active first), without hashes. Never the plaintext."""
+
+    @abstractmethod
+    async def create_token(
+        self,
+        actor: Actor,
+        *,
+        surface: str,
+        namespaces: list[str] | None,
+        read_only: bool,
+        label: str | None = None,
+    ) -> dict[str, Any]:
+        """Create an extra (kind 'scoped') token; the result carries the plaintext `token`,
+        which is returned only here. Audited. Raises InvalidInput for a bad surface, namespace
+        or label."""
+
+    @abstractmethod
+    async def rotate_surface(self, actor: Actor, surface: str) -> dict[str, Any]:
+        """Revoke the surface's active token (if any) and create its successor in ONE
+        transaction; the result carries the new plaintext `token`. Other surfaces are not
+        touched. Audited. Raises InvalidInput for an unknown surface."""
+
+    @abstractmethod
+    async def revoke_token(self, actor: Actor, token_id: int) -> dict[str, Any]:
+        """Revoke one token. Audited. Raises NotFound (no such token) or Conflict (already
+        revoked)."""
+
+    @abstractmethod
+    async def audit(
+        self,
+        actor: Actor,
+        action: str,
+        *,
+        token_id: int | None = None,
+        token_prefix: str | None = None,
+        detail: dict[str, Any] | None = None,
+    ) -> None:
+        """Append one audit row (time from the database)."""
+
+    @abstractmethod
+    async def recent_audit(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The latest audit rows, newest first."""
+
+    @abstractmethod
+    async def login_retry_after(self, source: str) -> int:
+        """Seconds this client must wait before the next login attempt (0: may try now)."""
+
+    @abstractmethod
+    async def record_login_failure(self, source: str) -> int:
+        """Count a failed login; return the lock in seconds it earned (0 below the
+        threshold)."""
+
+    @abstractmethod
+    async def clear_login_failures(self, source: str) -> None:
+        """Forget a client's failures (after a successful login)."""
+
+    @abstractmethod
+    async def admin_secret(self, name: str) -> bytes:
+        """A random secret generated once and shared by every process (insert-once)."""
+
+    @abstractmethod
+    async def overview(self, days: int = 30) -> dict[str, Any]:
+        """Memories per namespace and status, writes per surface per day over `days` days,
+        the embedding queue's depth, and the database's current date."""

@@ -1,0 +1,167 @@
+"""The sentence-embedding model: loaded once, off the request path, never downloaded.
+
+`Embedder.start()` loads fastembed's `TextEmbedding` in a daemon thread, so a slow or failing
+load never stalls start-up, `initialize` or `/healthz`. Until it is `ready`, searches degrade to
+lexical (and say so); writes never wait for it: their embedding jobs stay queued in PostgreSQL.
+
+No network: with `MEMHUB_EMBED_MODEL_PATH` set the model is read from that directory; unset, only
+fastembed's local cache is tried (`local_files_only`), which fails in milliseconds when the model
+is not there, leaving the state `unavailable` with the reason.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from config import Settings
+
+logger = logging.getLogger(__name__)
+
+LOADING, READY, UNAVAILABLE = "loading", "ready", "unavailable"
+
+
+class QueryCache:
+    """A bounded, thread-safe LRU of query text -> vector (queries repeat; the model costs ms)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: str) -> np.ndarray | None:
+        with self._lock:
+            value = self._items.get(key)
+            if value is None:
+                self.misses += 1
+                return None
+            self._items.move_to_end(key)
+            self.hits += 1
+            return value
+
+    def put(self, key: str, value: np.ndarray) -> None:
+        if self.size <= 0:
+            return
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class Embedder:
+    """One model per process. Thread-safe: onnxruntime sessions may run concurrently."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.model_name = settings.embed_model
+        self.dim = settings.embed_dim
+        self.cache = QueryCache(settings.query_cache_size)
+        self._model: Any = None
+        self._state = LOADING
+        self._reason: str | None = None
+        self._load_seconds: float | None = None
+        self._ready = threading.Event()  # set when loading ends, either way
+        self._thread: threading.Thread | None = None
+        self.worker: Any = None  # the in-process EmbeddingWorker, when one runs (for stats)
+
+    # --- lifecycle ------------------------------------------------------------------------
+    def start(self) -> None:
+        """Begin loading in the background; returns at once."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._load, name="memhub-embedder", daemon=True)
+            self._thread.start()
+
+    def _load(self) -> None:
+        started = time.perf_counter()
+        path = self.settings.embed_model_path
+        try:
+            from fastembed import TextEmbedding
+
+            if path is not None:
+                if not path.is_dir():
+                    raise FileNotFoundError(f"MEMHUB_EMBED_MODEL_PATH is not a directory: {path}")
+                model = TextEmbedding(self.model_name, specific_model_path=str(path))
+            else:
+                # Never reach for the hub: the cache or nothing.
+                model = TextEmbedding(self.model_name, local_files_only=True)
+            probe = next(iter(model.embed(["probe"])))
+            if len(probe) != self.dim:
+                raise ValueError(
+                    f"model {self.model_name} returns {len(probe)}-d vectors, "
+                    f"MEMHUB_EMBED_DIM is {self.dim}"
+                )
+        except Exception as exc:  # any failure leaves the service up, lexical-only
+            self._state = UNAVAILABLE
+            self._reason = f"{type(exc).__name__}: {str(exc)[:300]}"
+            logger.warning(
+                "embedding model unavailable: search is lexical-only and hybrid results say "
+                "degraded=true; writes still queue their embedding jobs",
+                extra={"model": self.model_name, "reason": self._reason},
+            )
+        else:
+            self._model = model
+            self._state = READY
+            self._load_seconds = round(time.perf_counter() - started, 3)
+            logger.info(
+                "embedding model ready",
+                extra={"model": self.model_name, "seconds": self._load_seconds},
+            )
+        finally:
+            self._ready.set()
+
+    def wait(self, timeout: float) -> bool:
+        """Block until loading has finished (ready or not); True if it finished in time."""
+        return self._ready.wait(timeout)
+
+    @property
+    def ready(self) -> bool:
+        return self._state == READY
+
+    def status(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"state": self._state, "model": self.model_name}
+        if self._reason:
+            out["reason"] = self._reason
+        if self._load_seconds is not None:
+            out["load_seconds"] = self._load_seconds
+        out["query_cache"] = {
+            "size": len(self.cache), "hits": self.cache.hits, "misses": self.cache.misses
+        }
+        if self.worker is not None:
+            out["worker"] = self.worker.status()
+        return out
+
+    # --- embedding ------------------------------------------------------------------------
+    def embed_documents(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """One model call for the whole batch (blocking: run it in a thread)."""
+        if not self.ready:
+            raise RuntimeError(f"embedding model is {self._state}")
+        return list(self._model.embed(list(texts), batch_size=max(len(texts), 1)))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The query's vector, from the LRU when it was asked before (blocking)."""
+        if not self.ready:
+            raise RuntimeError(f"embedding model is {self._state}")
+        cached = self.cache.get(text)
+        if cached is not None:
+            return cached
+        vector = next(iter(self._model.query_embed([text])))
+        vector.setflags(write=False)
+        self.cache.put(text, vector)
+        return vector
+
+
+def document_text(title: str | None, content: str) -> str:
+    """What a memory's vector is computed from (title first: it is the densest summary)."""
+    return f"{title}\n{content}" if title else content

@@ -1,0 +1,45 @@
+"""The one serializer from a `memories` row to the memory dict every tool returns.
+
+Title, content and the deletion reason were written by some client and will be read by a
+model: they leave wrapped in untrusted-data markers (`storage.sanitize.wrap_untrusted`).
+Consumers that need the raw text call `storage.sanitize.unwrap_untrusted`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from storage.sanitize import wrap_untrusted
+
+
+def iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def id_str(value: UUID | str | None) -> str | None:
+    return str(value) if value is not None else None
+
+
+def memory_dict(row: dict[str, Any]) -> dict[str, Any]:
+    """A JSON-able memory from a row of `memories` or `live_memories` (SELECT *)."""
+    return {
+        "id": str(row["id"]),
+        "namespace": row["namespace"],
+        "kind": row["kind"],
+        "title": wrap_untrusted(row["title"]),
+        "content": wrap_untrusted(row["content"]),
+        "tags": list(row["tags"] or []),
+        "key": row["key"],
+        "status": row["status"],
+        "revision": row["current_revision"],
+        "author_client": row["author_client"],
+        "created_at": iso(row["created_at"]),
+        "updated_at": iso(row["updated_at"]),
+        "superseded_by": id_str(row["superseded_by"]),
+        "expires_at": iso(row["expires_at"]),
+        "metadata": row["metadata"],
+        "quarantined": row["quarantined"],
+        "deleted_reason": wrap_untrusted(row.get("deleted_reason")),
+    }

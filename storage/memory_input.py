@@ -1,0 +1,235 @@
+"""Validation and normalisation of memory writes: bounds, kinds, ids, the dedup hash.
+
+Pure functions, no I/O: the backend calls them before opening a transaction, so a bad request
+costs no connection. Every bound is stated in the error message and in README.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from errors import InvalidInput, TooLarge
+from storage.sanitize import sanitize_text, screen_text
+
+KINDS = ("DECISION", "FACT", "CONVENTION", "NOTE", "TODO")
+LIST_STATUSES = ("ACTIVE", "SUPERSEDED", "DELETED", "EXPIRED", "ALL")
+MAX_TITLE = 500
+MAX_TAGS = 32
+MAX_TAG = 64
+MAX_KEY = 200
+MAX_SUPERSEDES = 20
+MAX_METADATA_BYTES = 16 * 1024
+MAX_REQUEST_ID = 200
+MAX_REASON = 500
+MAX_LIST_LIMIT = 200
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SPACE = re.compile(r"\s+")
+
+
+def normalise_for_dedup(text: str) -> str:
+    """Case, whitespace and punctuation folded: "The queue runs on Redis." == "the queue runs
+    on redis"."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    kept = "".join(" " if unicodedata.category(ch).startswith("P") else ch for ch in folded)
+    normalised = _SPACE.sub(" ", kept).strip()
+    # All-punctuation content would fold to "": keep such contents apart from each other.
+    return normalised or _SPACE.sub(" ", folded).strip()
+
+
+def content_hash(sanitized_content: str) -> bytes:
+    return hashlib.sha256(normalise_for_dedup(sanitized_content).encode("utf-8")).digest()
+
+
+def parse_id(value: Any, field: str = "id") -> uuid.UUID:
+    if isinstance(value, uuid.UUID):
+        return value
+    if not isinstance(value, str) or len(value) > 64:
+        raise InvalidInput(f"{field} must be a UUID string", field=field)
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        raise InvalidInput(f"{field} is not a valid UUID: {value[:64]!r}", field=field) from None
+
+
+def check_kind(kind: Any) -> str:
+    if kind not in KINDS:
+        raise InvalidInput(f"kind must be one of {', '.join(KINDS)}", field="kind")
+    return kind
+
+
+def check_content(content: Any, max_chars: int) -> str:
+    if not isinstance(content, str):
+        raise InvalidInput("content must be a string", field="content")
+    if len(content) > max_chars:
+        raise TooLarge(
+            f"content is {len(content)} characters; the limit is {max_chars}",
+            field="content",
+            limit=max_chars,
+        )
+    cleaned = sanitize_text(content)
+    if not cleaned.strip():
+        raise InvalidInput("content must not be empty", field="content")
+    return cleaned
+
+
+def check_title(title: Any) -> str | None:
+    if title is None:
+        return None
+    if not isinstance(title, str):
+        raise InvalidInput("title must be a string", field="title")
+    if len(title) > MAX_TITLE:
+        raise TooLarge(f"title is longer than {MAX_TITLE} characters", field="title",
+                       limit=MAX_TITLE)
+    cleaned = sanitize_text(title).strip()
+    return cleaned or None
+
+
+def check_tags(tags: Any) -> list[str]:
+    if tags is None:
+        return []
+    if not isinstance(tags, list):
+        raise InvalidInput("tags must be a list of strings", field="tags")
+    if len(tags) > MAX_TAGS:
+        raise TooLarge(f"at most {MAX_TAGS} tags", field="tags", limit=MAX_TAGS)
+    out: list[str] = []
+    for tag in tags:
+        if not isinstance(tag, str):
+            raise InvalidInput("tags must be strings", field="tags")
+        tag = tag.strip()
+        if not tag or len(tag) > MAX_TAG or _CONTROL.search(tag):
+            raise InvalidInput(
+                f"each tag must be 1-{MAX_TAG} printable characters", field="tags"
+            )
+        if tag not in out:
+            out.append(tag)
+    return out
+
+
+def check_key(key: Any) -> str | None:
+    if key is None:
+        return None
+    if not isinstance(key, str):
+        raise InvalidInput("key must be a string", field="key")
+    key = key.strip()
+    if not key or len(key) > MAX_KEY or _CONTROL.search(key):
+        raise InvalidInput(f"key must be 1-{MAX_KEY} printable characters", field="key")
+    return key
+
+
+def check_supersedes(ids: Any) -> list[uuid.UUID]:
+    if ids is None:
+        return []
+    if not isinstance(ids, list):
+        raise InvalidInput("supersedes must be a list of memory ids", field="supersedes")
+    if len(ids) > MAX_SUPERSEDES:
+        raise TooLarge(f"supersedes names at most {MAX_SUPERSEDES} memories",
+                       field="supersedes", limit=MAX_SUPERSEDES)
+    parsed = [parse_id(v, "supersedes") for v in ids]
+    if len(set(parsed)) != len(parsed):
+        raise InvalidInput("supersedes names the same memory twice", field="supersedes")
+    return parsed
+
+
+def check_metadata(metadata: Any) -> dict[str, Any] | None:
+    if metadata is None:
+        return None
+    if not isinstance(metadata, dict):
+        raise InvalidInput("metadata must be a JSON object", field="metadata")
+    try:
+        encoded = json.dumps(metadata, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):
+        raise InvalidInput("metadata must be plain JSON", field="metadata") from None
+    if len(encoded.encode("utf-8")) > MAX_METADATA_BYTES:
+        raise TooLarge(f"metadata is larger than {MAX_METADATA_BYTES} bytes of JSON",
+                       field="metadata", limit=MAX_METADATA_BYTES)
+    return metadata
+
+
+def check_request_id(request_id: Any) -> str | None:
+    if request_id is None:
+        return None
+    if not isinstance(request_id, str) or not (1 <= len(request_id) <= MAX_REQUEST_ID) \
+            or _CONTROL.search(request_id):
+        raise InvalidInput(
+            f"client_request_id must be 1-{MAX_REQUEST_ID} printable characters",
+            field="client_request_id",
+        )
+    return request_id
+
+
+def check_expires_at(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        parsed = value
+    elif isinstance(value, str) and len(value) <= 64:
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            raise InvalidInput("expires_at must be an ISO 8601 timestamp",
+                               field="expires_at") from None
+    else:
+        raise InvalidInput("expires_at must be an ISO 8601 timestamp", field="expires_at")
+    if parsed.tzinfo is None:
+        raise InvalidInput("expires_at needs a timezone (e.g. 2030-01-01T00:00:00Z)",
+                           field="expires_at")
+    return parsed
+
+
+def check_reason(reason: Any) -> str:
+    if not isinstance(reason, str) or not reason.strip():
+        raise InvalidInput("reason must be a non-empty string", field="reason")
+    if len(reason) > MAX_REASON:
+        raise TooLarge(f"reason is longer than {MAX_REASON} characters", field="reason",
+                       limit=MAX_REASON)
+    return sanitize_text(reason).strip()
+
+
+def check_revision(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInput("expected_revision must be a positive integer",
+                           field="expected_revision")
+    return value
+
+
+def check_list_status(status: Any) -> str | None:
+    if status not in LIST_STATUSES:
+        raise InvalidInput(f"status must be one of {', '.join(LIST_STATUSES)}", field="status")
+    return None if status == "ALL" else status
+
+
+def check_limit(limit: Any) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIST_LIMIT:
+        raise InvalidInput(f"limit must be between 1 and {MAX_LIST_LIMIT}", field="limit")
+    return limit
+
+
+@dataclass(frozen=True)
+class Screening:
+    reasons: list[str]
+
+    @property
+    def quarantined(self) -> bool:
+        return bool(self.reasons)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"quarantined": self.quarantined, "reasons": list(self.reasons)}
+
+
+def screen(title: str | None, content: str) -> Screening:
+    return Screening(screen_text(title, content))
+
+
+def request_hash(operation: str, payload: dict[str, Any]) -> bytes:
+    """What a client_request_id is bound to: the operation and its (raw) arguments."""
+    encoded = json.dumps({"op": operation, **payload}, sort_keys=True, default=str,
+                         separators=(",", ":"))
+    return hashlib.sha256(encoded.encode("utf-8")).digest()

@@ -1,0 +1,509 @@
+"""`MemoryStore`: versioned memories on PostgreSQL (a mixin over `PgCore`).
+
+Every write is one transaction: the memory row, its revision, the embedding job, the
+supersession of older memories and the idempotency record commit together or not at all.
+Concurrency is decided by the database (the single-statement compare-and-set, partial unique
+indexes, row locks re-checked under READ COMMITTED), never by a read-then-write in Python.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import uuid
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from errors import (
+    Conflict,
+    IdempotencyMismatch,
+    InvalidInput,
+    NotFound,
+    Retryable,
+)
+from storage import memory_input as mi
+from storage.base import Principal, check_namespace
+from storage.memory_dicts import iso, memory_dict
+from storage.queries import q
+from storage.sanitize import wrap_untrusted
+
+logger = logging.getLogger(__name__)
+
+Conn = psycopg.AsyncConnection
+
+
+def encode_cursor(seq: int) -> str:
+    return base64.urlsafe_b64encode(f"v1:{seq}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str | None) -> int | None:
+    if cursor is None:
+        return None
+    if not isinstance(cursor, str) or len(cursor) > 64:
+        raise InvalidInput("cursor is not one this server issued", field="cursor")
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        version, _, seq = raw.partition(":")
+        if version != "v1":
+            raise ValueError(raw)
+        return int(seq)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise InvalidInput("cursor is not one this server issued", field="cursor") from None
+
+
+async def _one(conn: Conn, name: str, params: dict[str, Any]) -> dict[str, Any] | None:
+    cur = await conn.execute(q(name), params)
+    return await cur.fetchone()
+
+
+async def _all(conn: Conn, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    cur = await conn.execute(q(name), params)
+    return await cur.fetchall()
+
+
+class MemoryStore:
+    """Implements `MemoryBackend`; composed into `PostgresBackend` over `PgCore`."""
+
+    # --- idempotency ----------------------------------------------------------------------
+    async def _claim(
+        self, conn: Conn, key: dict[str, Any], operation: str, request_hash: bytes
+    ) -> dict[str, Any] | None:
+        """Claim `key` for this request, or return the stored answer of the one that did.
+
+        The claim is the first statement of the write's own transaction, so the stored
+        response commits with the write (or neither does)."""
+        claimed = await _one(
+            conn, "memories.claim_request",
+            {**key, "operation": operation, "request_hash": request_hash},
+        )
+        if claimed is not None:
+            return None
+        stored = await _one(conn, "memories.stored_request", key)
+        if stored is None:
+            # Claimed and released again between our two statements (e.g. retention GC).
+            raise Retryable("the idempotency record changed under this request; retry it")
+        if stored["operation"] != operation or bytes(stored["request_hash"]) != request_hash:
+            raise IdempotencyMismatch(
+                "this client_request_id was already used for a different request",
+                client_request_id=key["request_id"],
+            )
+        response = dict(stored["response"])
+        response["original_outcome"] = response.get("outcome")
+        response["outcome"] = "replayed"
+        return response
+
+    async def _idempotent_write(
+        self,
+        principal: Principal,
+        namespace: str,
+        request_id: str | None,
+        operation: str,
+        payload: dict[str, Any],
+        body,
+    ) -> dict[str, Any]:
+        key = {"namespace": namespace, "surface": principal.surface, "request_id": request_id}
+        request_hash = mi.request_hash(operation, payload)
+
+        async def write(conn: Conn) -> dict[str, Any]:
+            if request_id is not None:
+                replay = await self._claim(conn, key, operation, request_hash)
+                if replay is not None:
+                    return replay
+            result = await body(conn)
+            if request_id is not None:
+                await conn.execute(q("memories.store_response"), {**key, "response": Jsonb(result)})
+            return result
+
+        # With a key a lost connection is safe to retry: the retry replays or redoes.
+        return await self._run(namespace, write, retry_safe=request_id is not None)
+
+    # --- remember -------------------------------------------------------------------------
+    async def remember(
+        self,
+        principal: Principal,
+        namespace: str,
+        *,
+        content: str,
+        kind: str = "NOTE",
+        title: str | None = None,
+        tags: list[str] | None = None,
+        key: str | None = None,
+        supersedes: list[str] | None = None,
+        client_request_id: str | None = None,
+        expires_at: Any = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        check_namespace(principal, namespace, write=True)
+        kind = mi.check_kind(kind)
+        clean_content = mi.check_content(content, self.settings.max_content_chars)
+        clean_title = mi.check_title(title)
+        clean_tags = mi.check_tags(tags)
+        clean_key = mi.check_key(key)
+        targets = mi.check_supersedes(supersedes)
+        expiry = mi.check_expires_at(expires_at)
+        meta = mi.check_metadata(metadata)
+        request_id = mi.check_request_id(client_request_id)
+        screening = mi.screen(clean_title, clean_content)
+        if screening.quarantined and targets:
+            # Otherwise an injected note could retire a real decision while itself being
+            # hidden from retrieval: the decision would silently vanish.
+            raise InvalidInput(
+                "quarantined content cannot supersede other memories",
+                field="supersedes",
+                reasons=screening.reasons,
+            )
+        digest = mi.content_hash(clean_content)
+        payload = {
+            "content": content, "kind": kind, "title": title, "tags": tags, "key": key,
+            "supersedes": sorted(str(t) for t in targets),
+            "expires_at": expiry.isoformat() if expiry else None, "metadata": meta,
+        }
+
+        async def body(conn: Conn) -> dict[str, Any]:
+            await conn.execute(q("memories.expire_due_in_namespace"), {"namespace": namespace})
+            if expiry is not None:
+                row = await _one(conn, "memories.is_in_past", {"ts": expiry})
+                if row["past"]:
+                    raise InvalidInput("expires_at is in the past", field="expires_at")
+            new_id = uuid.uuid4()
+            if targets:
+                await self._supersede(conn, namespace, targets, new_id)
+                await self._check_content_free(conn, namespace, digest, None)
+            else:
+                existing = await _one(
+                    conn, "memories.active_by_hash",
+                    {"namespace": namespace, "content_hash": digest},
+                )
+                if existing is not None:
+                    return await self._deduplicated(conn, principal, existing, screening)
+            if clean_key is not None:
+                holder = await _one(
+                    conn, "memories.active_by_key", {"namespace": namespace, "key": clean_key}
+                )
+                if holder is not None:
+                    raise Conflict(
+                        f"key {clean_key!r} already names an ACTIVE memory",
+                        remedy="Revise that memory, or supersede it (supersedes=[its id]).",
+                        existing_id=str(holder["id"]),
+                    )
+            row = await _one(conn, "memories.insert_memory", {
+                "id": new_id, "namespace": namespace, "kind": kind, "title": clean_title,
+                "content": clean_content, "tags": clean_tags, "key": clean_key,
+                "metadata": Jsonb(meta) if meta is not None else None,
+                "content_hash": digest, "author": principal.surface,
+                "quarantined": screening.quarantined, "expires_at": expiry,
+            })
+            if row is None:
+                # A concurrent identical assertion committed between our check and insert.
+                existing = await _one(
+                    conn, "memories.active_by_hash",
+                    {"namespace": namespace, "content_hash": digest},
+                )
+                if existing is None:
+                    raise Retryable("a concurrent write retired a duplicate; retry")
+                if targets:
+                    raise Conflict("the same content is already ACTIVE",
+                                   existing_id=str(existing["id"]))
+                return await self._deduplicated(conn, principal, existing, screening)
+            await self._record_revision(conn, row, principal.surface)
+            return {
+                "outcome": "created",
+                "memory": memory_dict(row),
+                "superseded": [str(t) for t in targets],
+                "quarantine": screening.as_dict(),
+            }
+
+        return await self._idempotent_write(
+            principal, namespace, request_id, "remember", payload, body
+        )
+
+    async def _supersede(
+        self, conn: Conn, namespace: str, targets: list[uuid.UUID], new_id: uuid.UUID
+    ) -> None:
+        moved = await _all(conn, "memories.supersede",
+                           {"namespace": namespace, "ids": targets, "new_id": new_id})
+        if len(moved) == len(targets):
+            return
+        # Nothing is written: raising rolls the whole transaction back.
+        found = {r["id"]: r for r in await _all(
+            conn, "memories.states_of", {"namespace": namespace, "ids": targets})}
+        missing = [str(t) for t in targets if t not in found]
+        if missing:
+            raise NotFound(
+                f"supersedes names memories that do not exist in namespace {namespace!r}",
+                missing=missing,
+            )
+        moved_ids = {r["id"] for r in moved}
+        problems = [
+            {"id": str(t), "status": found[t]["status"],
+             "superseded_by": str(found[t]["superseded_by"]) if found[t]["superseded_by"]
+             else None}
+            for t in targets if t not in moved_ids
+        ]
+        raise Conflict(
+            "only ACTIVE memories can be superseded; nothing was written",
+            remedy="Re-read the memories named in details (a superseded one names its "
+                   "successor) and decide again.",
+            not_active=problems,
+        )
+
+    async def _check_content_free(
+        self, conn: Conn, namespace: str, digest: bytes, memory_id: uuid.UUID | None
+    ) -> None:
+        other = await _one(conn, "memories.active_by_hash",
+                           {"namespace": namespace, "content_hash": digest})
+        if other is not None and other["id"] != memory_id:
+            raise Conflict(
+                "the same content is already ACTIVE in another memory",
+                remedy="Use that memory (its id is in details) or reword this one.",
+                existing_id=str(other["id"]),
+            )
+
+    async def _deduplicated(
+        self, conn: Conn, principal: Principal, existing: dict[str, Any], screening
+    ) -> dict[str, Any]:
+        added = await _one(conn, "memories.corroborate", {
+            "namespace": existing["namespace"], "memory_id": existing["id"],
+            "author": principal.surface, "memory_author": existing["author_client"],
+        })
+        return {
+            "outcome": "deduplicated",
+            "memory": memory_dict(existing),
+            "superseded": [],
+            "corroborated": added is not None,
+            "quarantine": screening.as_dict(),
+        }
+
+    async def _record_revision(self, conn: Conn, row: dict[str, Any], author: str) -> None:
+        await conn.execute(q("memories.insert_revision"), {
+            "memory_id": row["id"], "namespace": row["namespace"],
+            "revision": row["current_revision"], "title": row["title"],
+            "content": row["content"], "tags": row["tags"], "author": author,
+        })
+        await conn.execute(q("memories.enqueue_embedding"), {
+            "namespace": row["namespace"], "memory_id": row["id"],
+            "revision": row["current_revision"],
+        })
+
+    # --- revise ---------------------------------------------------------------------------
+    async def revise(
+        self,
+        principal: Principal,
+        namespace: str,
+        memory_id: str,
+        expected_revision: int,
+        *,
+        content: str | None = None,
+        title: str | None = None,
+        tags: list[str] | None = None,
+        client_request_id: str | None = None,
+    ) -> dict[str, Any]:
+        check_namespace(principal, namespace, write=True)
+        mid = mi.parse_id(memory_id)
+        expected = mi.check_revision(expected_revision)
+        if content is None and title is None and tags is None:
+            raise InvalidInput("give at least one of content, title, tags to revise")
+        new_content = (mi.check_content(content, self.settings.max_content_chars)
+                       if content is not None else None)
+        new_title = mi.check_title(title) if title is not None else None
+        new_tags = mi.check_tags(tags) if tags is not None else None
+        request_id = mi.check_request_id(client_request_id)
+        payload = {"id": str(mid), "expected_revision": expected, "content": content,
+                   "title": title, "tags": tags}
+        ids = {"namespace": namespace, "id": mid}
+
+        async def body(conn: Conn) -> dict[str, Any]:
+            await conn.execute(q("memories.expire_due_in_namespace"), {"namespace": namespace})
+            base = await _one(conn, "memories.current_revision_of", ids)
+            if base is None:
+                raise NotFound(f"no memory {mid} in namespace {namespace!r}")
+            # Unchanged fields come from the row we read. If it is not at `expected` any
+            # more, the CAS below matches nothing and these values are never written.
+            eff_title = new_title if title is not None else base["title"]
+            eff_content = new_content if new_content is not None else base["content"]
+            eff_tags = new_tags if new_tags is not None else list(base["tags"])
+            digest = mi.content_hash(eff_content)
+            screening = mi.screen(eff_title, eff_content)
+            if digest != bytes(base["content_hash"]) and base["status"] == "ACTIVE":
+                await self._check_content_free(conn, namespace, digest, mid)
+            row = await _one(conn, "memories.revise_cas", {
+                **ids, "expected_revision": expected, "title": eff_title,
+                "content": eff_content, "tags": eff_tags, "content_hash": digest,
+                "quarantined": screening.quarantined,
+            })
+            if row is None:
+                return await self._revise_lost(conn, ids)
+            await conn.execute(q("memories.retire_current_revision"),
+                               {"namespace": namespace, "memory_id": mid})
+            await self._record_revision(conn, row, principal.surface)
+            return {
+                "outcome": "revised",
+                "memory": memory_dict(row),
+                "quarantine": screening.as_dict(),
+            }
+
+        return await self._idempotent_write(
+            principal, namespace, request_id, "revise", payload, body
+        )
+
+    async def _revise_lost(self, conn: Conn, ids: dict[str, Any]) -> dict[str, Any]:
+        # A new statement: under READ COMMITTED it sees the winner's committed revision.
+        now = await _one(conn, "memories.current_revision_of", ids)
+        if now is None:
+            raise NotFound(f"no memory {ids['id']} in namespace {ids['namespace']!r}")
+        if now["status"] != "ACTIVE":
+            # Not a lost race: re-reading and retrying would never succeed. Point at the
+            # successor instead.
+            raise Conflict(
+                f"memory is {now['status']}; only ACTIVE memories can be revised",
+                remedy="Revise its successor (superseded_by) or remember a new memory.",
+                status=now["status"],
+                superseded_by=str(now["superseded_by"]) if now["superseded_by"] else None,
+                current_revision=now["current_revision"],
+            )
+        return {
+            "outcome": "conflict",
+            "current_revision": now["current_revision"],
+            "current_content": wrap_untrusted(now["content"]),
+            "current_author": now["revision_author"],
+            "current_at": iso(now["revision_at"]),
+            "memory": memory_dict(now),
+        }
+
+    # --- forget ---------------------------------------------------------------------------
+    async def forget(
+        self, principal: Principal, namespace: str, memory_id: str, reason: str
+    ) -> dict[str, Any]:
+        check_namespace(principal, namespace, write=True)
+        mid = mi.parse_id(memory_id)
+        clean_reason = mi.check_reason(reason)
+        ids = {"namespace": namespace, "id": mid}
+
+        async def write(conn: Conn) -> dict[str, Any]:
+            row = await _one(conn, "memories.forget", {**ids, "reason": clean_reason})
+            if row is not None:
+                return {"outcome": "forgotten", "memory": memory_dict(row)}
+            now = await _one(conn, "memories.get_by_id", ids)
+            if now is None:
+                raise NotFound(f"no memory {mid} in namespace {namespace!r}")
+            if now["status"] == "DELETED":
+                return {"outcome": "already_forgotten", "memory": memory_dict(now)}
+            raise Conflict(
+                "a SUPERSEDED memory is already retired; it stays in the audit trail",
+                remedy="Forget its successor (superseded_by) if that is what you meant.",
+                status=now["status"], superseded_by=str(now["superseded_by"]),
+            )
+
+        # Forgetting twice is harmless (already_forgotten), so a retry is safe.
+        return await self._run(namespace, write, retry_safe=True)
+
+    # --- reads ----------------------------------------------------------------------------
+    async def get_memory(
+        self, principal: Principal, namespace: str, *, memory_id: str | None = None,
+        key: str | None = None,
+    ) -> dict[str, Any]:
+        check_namespace(principal, namespace, write=False)
+        if (memory_id is None) == (key is None):
+            raise InvalidInput("give exactly one of id or key")
+        if memory_id is not None:
+            name, params = "memories.get_by_id", {"namespace": namespace,
+                                                  "id": mi.parse_id(memory_id)}
+        else:
+            name, params = "memories.get_by_key", {"namespace": namespace,
+                                                   "key": mi.check_key(key)}
+
+        async def read(conn: Conn) -> dict[str, Any]:
+            row = await _one(conn, name, params)
+            if row is None:
+                raise NotFound(f"no such memory in namespace {namespace!r}")
+            return {"memory": memory_dict(row)}
+
+        return await self._run(namespace, read, retry_safe=True)
+
+    async def list_memories(
+        self,
+        principal: Principal,
+        namespace: str,
+        *,
+        kind: str | None = None,
+        tag: str | None = None,
+        status: str = "ACTIVE",
+        limit: int = 50,
+        cursor: str | None = None,
+        include_quarantined: bool = False,
+    ) -> dict[str, Any]:
+        check_namespace(principal, namespace, write=False)
+        wanted = mi.check_list_status(status)
+        params = {
+            "namespace": namespace,
+            "kind": mi.check_kind(kind) if kind is not None else None,
+            "tag": mi.check_tags([tag])[0] if tag is not None else None,
+            "status": wanted,
+            "limit": mi.check_limit(limit),
+            "after_seq": decode_cursor(cursor),
+            "include_quarantined": bool(include_quarantined),
+        }
+        name = "memories.list_live" if wanted == "ACTIVE" else "memories.list_by_status"
+
+        async def read(conn: Conn) -> dict[str, Any]:
+            rows = await _all(conn, name, params)
+            more = len(rows) == params["limit"]
+            return {
+                "memories": [memory_dict(r) for r in rows],
+                "next_cursor": encode_cursor(rows[-1]["seq"]) if more else None,
+            }
+
+        return await self._run(namespace, read, retry_safe=True)
+
+    async def memory_history(
+        self, principal: Principal, namespace: str, memory_id: str
+    ) -> dict[str, Any]:
+        check_namespace(principal, namespace, write=False)
+        ids = {"namespace": namespace, "id": mi.parse_id(memory_id)}
+
+        async def read(conn: Conn) -> dict[str, Any]:
+            row = await _one(conn, "memories.get_by_id", ids)
+            if row is None:
+                raise NotFound(f"no memory {ids['id']} in namespace {namespace!r}")
+            revisions = await _all(conn, "memories.revisions_of", ids)
+            supersedes = await _all(conn, "memories.superseded_by_this", ids)
+            corroborations = await _all(conn, "memories.corroborations_of", ids)
+            return {
+                "memory": memory_dict(row),
+                "status": row["status"],
+                "superseded_by": str(row["superseded_by"]) if row["superseded_by"] else None,
+                "supersedes": [str(r["id"]) for r in supersedes],
+                "revisions": [
+                    {
+                        "revision": r["revision"],
+                        "title": wrap_untrusted(r["title"]),
+                        "content": wrap_untrusted(r["content"]),
+                        "tags": list(r["tags"]),
+                        "author_client": r["author_client"],
+                        "created_at": iso(r["created_at"]),
+                        "is_current": r["is_current"],
+                    }
+                    for r in revisions
+                ],
+                "corroborations": [
+                    {"author_client": c["author_client"], "created_at": iso(c["created_at"])}
+                    for c in corroborations
+                ],
+            }
+
+        return await self._run(namespace, read, retry_safe=True)
+
+    # --- expiry ---------------------------------------------------------------------------
+    async def expire_due(self, batch: int = 1000) -> int:
+        total = 0
+        while True:
+            async def sweep(conn: Conn) -> int:
+                return len(await _all(conn, "memories.expire_due_batch", {"limit": batch}))
+
+            done = await self._run("*", sweep, retry_safe=True)
+            total += done
+            if done < batch:
+                return total

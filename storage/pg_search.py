@@ -1,0 +1,251 @@
+"""`SearchStore`: hybrid retrieval and context packing over PostgreSQL (a PostgresBackend mixin).
+
+Both legs run in ONE read transaction scoped (by RLS) to the namespace, and both select from
+`live_memories`, so stage 0 (ACTIVE, not expired) binds before anything is ranked; the final
+rows are re-read through the same view. Fusion is RRF over ranks (storage.fusion).
+
+The query is embedded before a connection is taken, so a model call never holds a pooled
+connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+
+from errors import Unavailable
+from storage.base import Principal, check_namespace
+from storage.base_search import (
+    MAX_BUDGET_TOKENS,
+    MAX_LIMIT,
+    check_int,
+    check_kinds,
+    check_mode,
+    check_query,
+    check_tags,
+)
+from storage.context_pack import Candidate, pack
+from storage.fusion import rrf
+from storage.memory_dicts import memory_dict
+from storage.queries import q
+from storage.sanitize import wrap_untrusted
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from storage.embedder import Embedder
+
+logger = logging.getLogger(__name__)
+
+# How deep each leg ranks before fusion: deeper lists let RRF reward agreement between legs.
+MIN_LEG_DEPTH = 50
+MAX_LEG_DEPTH = 200
+# A memory must match at least this share of the query's meaningful words to be a lexical hit
+# (see docs/eval/threshold-sweep.md); one-word queries need their word.
+LEXICAL_MIN_COVERAGE = 0.5
+# memory_context ranks this many candidates before packing.
+CONTEXT_DEPTH = 100
+CONTEXT_RECENT_DEPTH = 300
+
+
+class SearchStore:
+    embedder: Embedder | None = None  # set by storage.embedding_worker.start
+    lexical_min_coverage: float = LEXICAL_MIN_COVERAGE
+
+    # --- public API -----------------------------------------------------------------------
+    async def search(
+        self,
+        principal: Principal,
+        namespace: str,
+        query: str,
+        *,
+        limit: int = 10,
+        kinds: list[str] | None = None,
+        tags: list[str] | None = None,
+        mode: str = "hybrid",
+    ) -> dict[str, Any]:
+        """Hybrid (lexical + semantic, RRF-fused), lexical-only or semantic-only search.
+
+        Raises INVALID_INPUT (bounds: query 1-1000 chars, limit 1-100, known kinds, <= 32
+        tags), FORBIDDEN, UNAVAILABLE for mode='semantic' while the model is not ready.
+        `hybrid` without a model degrades to lexical and returns degraded=true.
+        """
+        check_namespace(principal, namespace, write=False)
+        query = check_query(query, required=True)
+        limit = check_int(limit, "limit", 1, MAX_LIMIT)
+        kinds, tags, mode = check_kinds(kinds), check_tags(tags), check_mode(mode)
+        vector, degraded = await self._query_vector(query, mode)
+        depth = min(max(2 * limit, MIN_LEG_DEPTH), MAX_LEG_DEPTH)
+
+        async def read(conn: psycopg.AsyncConnection) -> list[dict[str, Any]]:
+            ranked = await self._ranked(conn, namespace, query, vector, mode, kinds, tags, depth)
+            return await self._materialise(conn, namespace, ranked[:limit])
+
+        results = await self._run(namespace, read, retry_safe=True)
+        return {
+            "results": [
+                {"memory": memory_dict(r["row"]), "score": round(r["score"], 6), "why": r["why"]}
+                for r in results
+            ],
+            "mode": mode,
+            "degraded": degraded,
+        }
+
+    async def context(
+        self,
+        principal: Principal,
+        namespace: str,
+        query: str | None = None,
+        *,
+        budget_tokens: int = 2000,
+        kinds: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """The most useful current memories that fit `budget_tokens` (1-32000), counted by BPE
+        over the JSON of the returned list. With a query: ranked by hybrid search; without:
+        newest first. Decisions and conventions are served first (per-kind quotas), MMR keeps
+        near-duplicates out, a knapsack fills what is left. Raises INVALID_INPUT, FORBIDDEN."""
+        check_namespace(principal, namespace, write=False)
+        query = check_query(query, required=False)
+        budget_tokens = check_int(budget_tokens, "budget_tokens", 1, MAX_BUDGET_TOKENS)
+        kinds = check_kinds(kinds)
+        degraded = not self._model_ready()
+        vector = None
+        if query is not None:
+            vector, degraded = await self._query_vector(query, "hybrid")
+        model = self.embedder.model_name if self.embedder is not None else ""
+
+        async def read(conn: psycopg.AsyncConnection):
+            if query is not None:
+                ranked = await self._ranked(conn, namespace, query, vector, "hybrid", kinds,
+                                            None, CONTEXT_DEPTH)
+                found = await self._materialise(conn, namespace, ranked)
+                top = max((r["score"] for r in found), default=1.0)
+                scored = [(r["row"], r["score"] / top) for r in found]
+            else:
+                cur = await conn.execute(q("search.context_recent"), {
+                    "namespace": namespace, "kinds": kinds, "depth": CONTEXT_RECENT_DEPTH})
+                rows = await cur.fetchall()
+                # Newer is more useful, gently: the 300th memory still counts for something.
+                scored = [(row, 1.0 / (1.0 + i / 25)) for i, row in enumerate(rows)]
+            vectors: dict[Any, Any] = {}
+            if scored and not degraded:
+                cur = await conn.execute(q("search.vectors_for"), {
+                    "ids": [row["id"] for row, _ in scored], "namespace": namespace,
+                    "model": model})
+                vectors = {r["id"]: r["embedding"] for r in await cur.fetchall()}
+            return scored, vectors
+
+        scored, vectors = await self._run(namespace, read, retry_safe=True)
+        candidates = [
+            Candidate(key=str(row["id"]), kind=row["kind"], item=context_item(row),
+                      relevance=max(relevance, 1e-6), vector=_as_array(vectors.get(row["id"])))
+            for row, relevance in scored
+        ]
+        packed = await asyncio.to_thread(pack, candidates, budget_tokens)
+        return {
+            "memories": [c.item for c in packed.chosen],
+            "tokens_used": packed.tokens_used,
+            "budget_tokens": budget_tokens,
+            "omitted": packed.omitted,
+            "degraded": degraded,
+        }
+
+    # --- internals ------------------------------------------------------------------------
+    def _model_ready(self) -> bool:
+        return self.embedder is not None and self.embedder.ready
+
+    async def _query_vector(self, query: str, mode: str) -> tuple[np.ndarray | None, bool]:
+        """(vector or None, degraded). Semantic-only without a model is an error, not a silent
+        empty answer: the caller asked for something this process cannot do right now."""
+        if mode == "lexical":
+            return None, False
+        if not self._model_ready():
+            state = self.embedder.status() if self.embedder is not None else {"state": "absent"}
+            if mode == "semantic":
+                raise Unavailable(
+                    f"semantic search needs the embedding model, which is {state['state']}",
+                    remedy="Use mode='hybrid' (degrades to lexical) or mode='lexical'; "
+                           "'stats' shows the model's state.",
+                    model_state=state["state"],
+                )
+            return None, True
+        try:
+            return await asyncio.to_thread(self.embedder.embed_query, query), False
+        except Exception as exc:
+            if mode == "semantic":
+                raise Unavailable("the embedding model failed on this query") from exc
+            logger.warning("query embedding failed; lexical only",
+                           extra={"error": type(exc).__name__})
+            return None, True
+
+    async def _ranked(
+        self,
+        conn: psycopg.AsyncConnection,
+        namespace: str,
+        query: str,
+        vector: Any,
+        mode: str,
+        kinds: list[str] | None,
+        tags: list[str] | None,
+        depth: int,
+    ) -> list[dict[str, Any]]:
+        """Run the legs the mode asks for and fuse them: [{id, score, why}], best first."""
+        params = {"namespace": namespace, "kinds": kinds, "tags": tags, "depth": depth}
+        legs: dict[str, list[Any]] = {}
+        distances: dict[Any, float] = {}
+        if mode in ("hybrid", "lexical"):
+            cur = await conn.execute(q("search.lexical"), {
+                **params, "query": query, "min_coverage": self.lexical_min_coverage})
+            legs["lexical"] = [r["id"] for r in await cur.fetchall()]
+        if mode in ("hybrid", "semantic") and vector is not None:
+            await conn.execute(q("search.set_semantic_scan"),
+                               {"ef_search": str(self.settings.hnsw_ef_search)})
+            cur = await conn.execute(q("search.semantic"), {
+                **params, "embedding": vector, "model": self.embedder.model_name,
+                "max_distance": self.settings.semantic_max_distance})
+            rows = await cur.fetchall()
+            legs["semantic"] = [r["id"] for r in rows]
+            distances = {r["id"]: r["distance"] for r in rows}
+        fused = rrf(legs, self.settings.rrf_k)
+        return [
+            {
+                "id": f.key,
+                "score": f.score,
+                "why": {
+                    "lexical_rank": f.ranks.get("lexical"),
+                    "semantic_rank": f.ranks.get("semantic"),
+                    "distance": round(distances[f.key], 4) if f.key in distances else None,
+                },
+            }
+            for f in fused
+        ]
+
+    async def _materialise(
+        self, conn: psycopg.AsyncConnection, namespace: str, ranked: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        if not ranked:
+            return []
+        cur = await conn.execute(q("search.fetch_live"), {
+            "ids": [r["id"] for r in ranked], "namespace": namespace})
+        rows = {row["id"]: row for row in await cur.fetchall()}
+        return [{**r, "row": rows[r["id"]]} for r in ranked if r["id"] in rows]
+
+
+def context_item(row: dict[str, Any]) -> dict[str, Any]:
+    """The compact form memory_context sends (and counts): what a model needs to use a memory
+    and to cite or revise it; title and content travel as one untrusted-data block."""
+    text = f"{row['title']}\n{row['content']}" if row["title"] else row["content"]
+    return {"id": str(row["id"]), "kind": row["kind"], "revision": row["current_revision"],
+            "text": wrap_untrusted(text)}
+
+
+def _as_array(value: Any):
+    if value is None:
+        return None
+    import numpy as np
+
+    return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value,
+                      dtype=np.float32)

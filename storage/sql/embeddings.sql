@@ -1,0 +1,79 @@
+-- The embedding queue (embedding_jobs) and the vectors (memory_embeddings). The worker runs
+-- with scope '*': jobs span namespaces, and RLS still applies to every row it touches.
+
+-- name: claim
+-- Due jobs, locked for this transaction; another worker skips them instead of waiting.
+-- Each job comes with its memory's current state, so a job that is no longer worth running
+-- (memory retired, or a newer revision exists) can be dropped without calling the model.
+WITH due AS (
+    SELECT id
+      FROM embedding_jobs
+     WHERE status = 'pending' AND run_after <= now()
+     ORDER BY run_after, id
+     LIMIT %(batch)s
+       FOR UPDATE SKIP LOCKED
+)
+SELECT j.id, j.namespace, j.memory_id, j.revision, j.attempts,
+       m.status AS memory_status, m.current_revision, m.title, m.content,
+       e.revision AS embedded_revision, e.model AS embedded_model
+  FROM embedding_jobs j
+  JOIN due USING (id)
+  JOIN memories m ON m.id = j.memory_id
+  LEFT JOIN memory_embeddings e ON e.memory_id = j.memory_id
+ ORDER BY j.id;
+
+-- name: upsert_vector
+-- Never let an older revision's vector replace a newer one.
+INSERT INTO memory_embeddings (memory_id, namespace, revision, model, embedding)
+VALUES (%(memory_id)s, %(namespace)s, %(revision)s, %(model)s, %(embedding)s)
+ON CONFLICT (memory_id) DO UPDATE
+   SET revision = EXCLUDED.revision,
+       model = EXCLUDED.model,
+       embedding = EXCLUDED.embedding,
+       created_at = now()
+ WHERE memory_embeddings.revision <= EXCLUDED.revision;
+
+-- name: delete_jobs
+DELETE FROM embedding_jobs WHERE id = ANY (%(ids)s::bigint[]);
+
+-- name: fail_job
+-- Exponential backoff (2^attempts seconds, capped at an hour); dead after max_attempts.
+UPDATE embedding_jobs
+   SET attempts = attempts + 1,
+       last_error = left(%(error)s, 1000),
+       status = CASE WHEN attempts + 1 >= %(max_attempts)s THEN 'dead' ELSE 'pending' END,
+       run_after = now() + least(power(2, attempts + 1), 3600) * interval '1 second'
+ WHERE id = %(id)s
+RETURNING status, attempts;
+
+-- name: enqueue_missing
+-- Live memories without a vector of their current revision under the configured model (new
+-- model, lost job, restored backup), that have no job already: queue one each.
+INSERT INTO embedding_jobs (namespace, memory_id, revision)
+SELECT m.namespace, m.id, m.current_revision
+  FROM memories m
+  LEFT JOIN memory_embeddings e ON e.memory_id = m.id
+ WHERE m.status = 'ACTIVE'
+   AND (e.memory_id IS NULL OR e.model <> %(model)s OR e.revision < m.current_revision)
+   AND NOT EXISTS (SELECT 1 FROM embedding_jobs j WHERE j.memory_id = m.id)
+RETURNING id;
+
+-- name: requeue_dead
+-- Operator action (backfill --retry-dead): give dead jobs a fresh set of attempts.
+UPDATE embedding_jobs
+   SET status = 'pending', attempts = 0, run_after = now(), last_error = NULL
+ WHERE status = 'dead'
+RETURNING id;
+
+-- name: queue_counts
+SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending,
+       count(*) FILTER (WHERE status = 'pending' AND run_after <= now())::int AS due,
+       count(*) FILTER (WHERE status = 'dead')::int AS dead
+  FROM embedding_jobs;
+
+-- name: embedding_lag
+-- For measurement: seconds from a memory's last write to its vector of that revision.
+SELECT extract(epoch FROM (e.created_at - m.updated_at))::float8 AS seconds
+  FROM memory_embeddings e
+  JOIN memories m ON m.id = e.memory_id AND m.current_revision = e.revision
+ WHERE m.id = %(memory_id)s;

@@ -1,0 +1,60 @@
+"""Retrieval test support: one loaded embedding model per session, a backend on a test's own
+database, and a bounded drain of the embedding queue (the worker's own code, no sleeps)."""
+
+from __future__ import annotations
+
+import time
+from contextlib import asynccontextmanager
+
+import psycopg
+import pytest
+
+from config import Settings
+from storage.base import Principal
+from storage.embedder import Embedder
+from storage.embedding_worker import process_batch, queue_counts
+from storage.postgres import PostgresBackend
+
+WRITER = Principal(token_id=0, surface="cursor", namespaces=None)
+
+
+@pytest.fixture(scope="session")
+def embedder(tmp_path_factory) -> Embedder:
+    """The real model, loaded once (tests skip semantic checks only if CI has no model)."""
+    from tests.conftest import MODEL_PATH
+
+    settings = Settings(embed_model_path=MODEL_PATH, data_dir=tmp_path_factory.mktemp("emb"))
+    model = Embedder(settings)
+    model.start()
+    assert model.wait(120), "model load did not finish in 120 s"
+    if not model.ready:
+        pytest.skip(f"embedding model not available: {model.status()}")
+    return model
+
+
+@asynccontextmanager
+async def open_backend(settings: Settings, embedder: Embedder | None):
+    backend = PostgresBackend(settings, settings.database_url.get_secret_value())
+    await backend.open()
+    backend.embedder = embedder
+    try:
+        yield backend
+    finally:
+        await backend.close()
+
+
+async def drain(backend, embedder, *, timeout: float = 60.0, batch: int = 64) -> None:
+    """Run the worker's batch step until no job is due (bounded)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        counts = await process_batch(backend, embedder, batch=batch, max_attempts=5)
+        if counts["claimed"] == 0 and (await queue_counts(backend))["due"] == 0:
+            return
+    raise TimeoutError("embedding queue did not drain")
+
+
+def owner_execute(dsn: str, sql: str, params=None):
+    """Arrange state as the owner (bypassing the service), e.g. an expiry in the past."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        cur = conn.execute(sql, params)
+        return cur.fetchall() if cur.description else None

@@ -1,0 +1,159 @@
+"""The versioned-memory tools: remember, revise, forget, get, list, history.
+
+Thin: authorize the namespace first, then hand over to the storage backend. The author of a
+write is the token's surface, never an argument. Arguments are typed loosely on purpose
+(e.g. `kind: str` with an enum in the schema) so a bad value is answered by our validation
+as INVALID_INPUT rather than by the framework.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastmcp import FastMCP
+from pydantic import Field
+
+from storage.memory_input import KINDS, LIST_STATUSES
+from tools.context import Runtime, authorize
+
+Namespace = Annotated[str, Field(description="The project's namespace, e.g. 'acme-api'.")]
+MemoryId = Annotated[str, Field(description="A memory id (UUID) as returned by memhub.")]
+Kind = Annotated[str, Field(json_schema_extra={"enum": list(KINDS)})]
+RequestId = Annotated[
+    str | None,
+    Field(description="Optional idempotency key (1-200 chars): a retry with the same id "
+                      "returns the first answer (outcome 'replayed') instead of writing again."),
+]
+
+WRITE = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False}
+READ = {"readOnlyHint": True, "idempotentHint": True}
+
+
+def register(mcp: FastMCP, rt: Runtime) -> None:
+    @mcp.tool(annotations=WRITE)
+    async def memory_remember(
+        namespace: Namespace,
+        content: str,
+        kind: Kind = "NOTE",
+        title: str | None = None,
+        tags: list[str] | None = None,
+        key: str | None = None,
+        supersedes: list[str] | None = None,
+        client_request_id: RequestId = None,
+        expires_at: Annotated[
+            str | None, Field(description="ISO 8601 with timezone; hidden from reads after.")
+        ] = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Record a decision, fact, convention, note or todo in the shared project memory.
+
+        Use it for what other sessions and tools should know later. When a decision changes,
+        pass the old memory's id in `supersedes`: in one transaction the old ones become
+        SUPERSEDED and this one ACTIVE (use memory_revise instead to reword the same fact).
+        kind: DECISION, FACT, CONVENTION, NOTE or TODO. `key` (optional) names at most one
+        ACTIVE memory. Returns {"outcome": "created" | "deduplicated" (the same content is
+        already ACTIVE: you get that memory, your assertion is recorded as corroboration) |
+        "replayed", "memory", "superseded", "quarantine"}. Limits: content up to the server's
+        max (see TOO_LARGE), title 500, 32 tags of 64, key 200, supersedes 20, metadata 16 KB.
+        Errors: INVALID_INPUT, TOO_LARGE, NOT_FOUND / CONFLICT (a superseded id is missing or
+        not ACTIVE: nothing written), CONFLICT (key taken), IDEMPOTENCY_MISMATCH,
+        UNKNOWN_OUTCOME (replay the same client_request_id).
+        """
+        principal = authorize(namespace, write=True)
+        return await rt.storage().remember(
+            principal, namespace, content=content, kind=kind, title=title, tags=tags,
+            key=key, supersedes=supersedes, client_request_id=client_request_id,
+            expires_at=expires_at, metadata=metadata,
+        )
+
+    @mcp.tool(annotations=WRITE)
+    async def memory_revise(
+        namespace: Namespace,
+        id: MemoryId,
+        expected_revision: Annotated[
+            int, Field(description="The revision you read; the write applies only if it is "
+                                   "still current.")
+        ],
+        content: str | None = None,
+        title: str | None = None,
+        tags: list[str] | None = None,
+        client_request_id: RequestId = None,
+    ) -> dict[str, Any]:
+        """Write a new revision of one ACTIVE memory (correct or extend its wording).
+
+        Compare-and-set: it applies only if `expected_revision` is still the memory's current
+        revision. Omitted fields keep their value. Returns {"outcome": "revised", "memory"},
+        or, when another client revised it first, {"outcome": "conflict", "current_revision",
+        "current_content", "current_author", "current_at"}: re-read, decide, retry with the
+        new revision. To replace a decision with a different one, use memory_remember with
+        supersedes. Errors: NOT_FOUND, CONFLICT (memory not ACTIVE, or the new content
+        duplicates another ACTIVE memory), INVALID_INPUT, TOO_LARGE, IDEMPOTENCY_MISMATCH.
+        """
+        principal = authorize(namespace, write=True)
+        return await rt.storage().revise(
+            principal, namespace, id, expected_revision, content=content, title=title,
+            tags=tags, client_request_id=client_request_id,
+        )
+
+    @mcp.tool(annotations={**WRITE, "destructiveHint": True, "idempotentHint": True})
+    async def memory_forget(
+        namespace: Namespace,
+        id: MemoryId,
+        reason: Annotated[str, Field(description="Why (1-500 chars); kept in the audit.")],
+    ) -> dict[str, Any]:
+        """Retire a memory that is wrong or no longer wanted: status DELETED.
+
+        It disappears from search and lists; its revisions stay readable via memory_history.
+        Returns {"outcome": "forgotten" | "already_forgotten", "memory"}. Prefer
+        memory_remember with supersedes when something replaces it. Errors: NOT_FOUND,
+        CONFLICT (already SUPERSEDED), INVALID_INPUT.
+        """
+        principal = authorize(namespace, write=True)
+        return await rt.storage().forget(principal, namespace, id, reason)
+
+    @mcp.tool(annotations=READ)
+    async def memory_get(
+        namespace: Namespace,
+        id: Annotated[str | None, Field(description="The memory id (or give key).")] = None,
+        key: Annotated[str | None, Field(description="The memory key (or give id).")] = None,
+    ) -> dict[str, Any]:
+        """Read one memory by id or key, whatever its status: {"memory": {...}}.
+
+        An audit read: a SUPERSEDED memory comes back with status SUPERSEDED and
+        superseded_by (read that one for the current answer). By key you get the ACTIVE
+        holder, else the latest memory that held the key. Errors: NOT_FOUND, INVALID_INPUT.
+        """
+        principal = authorize(namespace, write=False)
+        return await rt.storage().get_memory(principal, namespace, memory_id=id, key=key)
+
+    @mcp.tool(annotations=READ)
+    async def memory_list(
+        namespace: Namespace,
+        kind: Annotated[str | None, Field(json_schema_extra={"enum": [*KINDS, None]})] = None,
+        tag: str | None = None,
+        status: Annotated[str, Field(json_schema_extra={"enum": list(LIST_STATUSES)})] = "ACTIVE",
+        limit: Annotated[int, Field(description="1-200")] = 50,
+        cursor: Annotated[str | None, Field(description="next_cursor of the previous page")]
+        = None,
+        include_quarantined: bool = False,
+    ) -> dict[str, Any]:
+        """List memories newest first: {"memories": [...], "next_cursor"}.
+
+        Default: ACTIVE, unexpired, not quarantined. Filter by kind and/or one tag; status
+        SUPERSEDED, DELETED, EXPIRED or ALL for audits. Page with next_cursor (stable while
+        others write). Errors: INVALID_INPUT (bad filter or cursor).
+        """
+        principal = authorize(namespace, write=False)
+        return await rt.storage().list_memories(
+            principal, namespace, kind=kind, tag=tag, status=status, limit=limit,
+            cursor=cursor, include_quarantined=include_quarantined,
+        )
+
+    @mcp.tool(annotations=READ)
+    async def memory_history(namespace: Namespace, id: MemoryId) -> dict[str, Any]:
+        """The audit trail of one memory: every revision (content, author, time), its status,
+        superseded_by, the memories it superseded, and corroborations by other clients.
+        Use it to learn why and when something changed. Errors: NOT_FOUND, INVALID_INPUT.
+        """
+        principal = authorize(namespace, write=False)
+        return await rt.storage().memory_history(principal, namespace, id)

@@ -1,0 +1,74 @@
+"""Retrieval tools: hybrid search and token-budgeted context.
+
+Thin: authorize the namespace first, then hand over to the storage backend, which validates
+bounds and runs every leg over stage 0 (only ACTIVE, unexpired memories are ever candidates).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastmcp import FastMCP
+from pydantic import Field
+
+from storage.base_search import KINDS, MODES
+from tools.context import Runtime, authorize
+
+Namespace = Annotated[str, Field(description="The project's namespace, e.g. 'acme-api'.")]
+Kinds = Annotated[
+    list[str] | None,
+    Field(description="Only these kinds (DECISION, FACT, CONVENTION, NOTE, TODO).",
+          json_schema_extra={"items": {"enum": list(KINDS)}}),
+]
+READ = {"readOnlyHint": True, "idempotentHint": True}
+
+
+def register(mcp: FastMCP, rt: Runtime) -> None:
+    @mcp.tool(annotations=READ)
+    async def memory_search(
+        namespace: Namespace,
+        query: Annotated[str, Field(description="What you are looking for (1-1000 chars): "
+                                                "words, an identifier, or a question.")],
+        limit: Annotated[int, Field(description="At most this many results (1-100).")] = 10,
+        kinds: Kinds = None,
+        tags: Annotated[list[str] | None,
+                        Field(description="Only memories carrying ALL of these tags.")] = None,
+        mode: Annotated[str, Field(json_schema_extra={"enum": list(MODES)})] = "hybrid",
+    ) -> dict[str, Any]:
+        """Search the project's CURRENT memories; use it before deciding anything the project
+        may already have decided. Superseded, deleted and expired memories are never returned
+        (read those with memory_history).
+
+        mode: "hybrid" (default: keywords + meaning, fused by rank), "lexical" (exact words and
+        identifiers) or "semantic" (meaning only). Returns {"results": [{"memory", "score",
+        "why": {"lexical_rank", "semantic_rank", "distance"}}], "mode", "degraded"}; best first.
+        An empty list means nothing relevant is recorded. degraded=true: the embedding model is
+        not loaded, so hybrid ran keywords only. Errors: INVALID_INPUT (bounds), FORBIDDEN,
+        UNAVAILABLE (mode "semantic" while the model is not ready).
+        """
+        principal = authorize(namespace, write=False)
+        return await rt.storage().search(
+            principal, namespace, query, limit=limit, kinds=kinds, tags=tags, mode=mode
+        )
+
+    @mcp.tool(annotations=READ)
+    async def memory_context(
+        namespace: Namespace,
+        query: Annotated[str | None, Field(description="The task at hand (up to 1000 chars); "
+                                                       "omit for the newest memories.")] = None,
+        budget_tokens: Annotated[int, Field(description="Token budget (1-32000).")] = 2000,
+        kinds: Kinds = None,
+    ) -> dict[str, Any]:
+        """Load the project's most useful current memories in one call, packed to fit a token
+        budget: call it at the start of a task instead of many searches. Decisions and
+        conventions come first, near-duplicates are left out.
+
+        Returns {"memories": [{"id", "kind", "revision", "text"}] (text = title and content),
+        "tokens_used" (never above budget_tokens; counted with the cl100k BPE over the JSON
+        of "memories"), "budget_tokens", "omitted" (relevant memories that did not fit),
+        "degraded"}. Errors: INVALID_INPUT (bounds), FORBIDDEN.
+        """
+        principal = authorize(namespace, write=False)
+        return await rt.storage().context(
+            principal, namespace, query, budget_tokens=budget_tokens, kinds=kinds
+        )
