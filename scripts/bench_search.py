@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""Search latency and write throughput at 1k, 10k and 100k memories in one namespace.
+
+    python scripts/bench_search.py [--sizes 1000,10000,100000] [--queries 200] [--out FILE]
+
+What it measures, per corpus size:
+- SQL time of each retrieval leg, from EXPLAIN (ANALYZE) of the exact statements the server
+  runs (storage/sql/search.sql), as role memhub_app under the same RLS scope; median of runs.
+- End-to-end `memory_search` (mode=hybrid) through a real MCP client over HTTP, query embedding
+  included (every query is distinct, so the query-embedding cache never answers): p50/p95/p99.
+And once: write throughput of `memory_remember` through MCP, the time for the embedding worker
+to drain those writes, and the commit -> semantically-searchable delay.
+
+The first 1,000 memories are written through MCP (that is the throughput measured); growing to
+10k and 100k uses one bulk INSERT of the same synthetic generator followed by the real
+embedding worker, because writing 99k memories one call at a time measures nothing new.
+Needs MEMHUB_EMBED_MODEL_PATH.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import psycopg  # noqa: E402
+from pgvector.psycopg import register_vector  # noqa: E402
+
+from scripts.bench_common import (  # noqa: E402
+    local_memhub,
+    machine,
+    mcp_client,
+    summary_ms,
+    wait_embedded,
+)
+
+NAMESPACE = "bench"
+COMPONENTS = """billing ledger invoices webhooks payouts refunds disputes onboarding kyc sso auth
+sessions search indexer scheduler queue worker cache gateway router migrations reporting exports
+notifications email sms audit metrics tracing logging alerts deploys frontend dashboard api sdk
+cli importer reconciler pricing tax currency fx settlements chargebacks fraud risk limits
+quotas tenants accounts users roles permissions""".split()
+TECH = """PostgreSQL Redis Kafka RabbitMQ S3 Kubernetes Terraform nginx Envoy gRPC GraphQL REST
+FastAPI Django React TypeScript Go Rust Python Celery Airflow dbt Snowflake BigQuery Prometheus
+Grafana Sentry OpenTelemetry Vault Okta SAML OAuth JWT mTLS TLS Docker Helm ArgoCD GitHub
+Jenkins pytest Playwright Cypress pgvector pgbouncer Patroni Debezium ClickHouse""".split()
+VERBS = """uses replaced retries batches caches shards partitions encrypts signs validates
+throttles deduplicates streams indexes archives compacts rotates monitors schedules buffers
+normalises migrates exports reconciles""".split()
+QUALIFIERS = """nightly hourly per-tenant idempotent append-only eventually-consistent
+read-only write-ahead blue-green canary zero-downtime backpressured rate-limited sharded
+versioned encrypted""".split()
+KINDS = ["DECISION", "FACT", "CONVENTION", "NOTE", "TODO"]
+
+
+def synthetic(i: int, rng: random.Random) -> dict:
+    comp, comp2 = rng.sample(COMPONENTS, 2)
+    tech, tech2 = rng.sample(TECH, 2)
+    words = [comp, rng.choice(VERBS), tech, "for", rng.choice(QUALIFIERS), comp2]
+    ident = f"{comp.upper()}_{rng.choice(QUALIFIERS).upper().replace('-', '_')}_{i}"
+    content = (
+        f"The {comp} service {' '.join(words[1:])} work; {tech2} handles the "
+        f"{rng.choice(QUALIFIERS)} path. Setting {ident} controls it (ticket PS-{i})."
+    )
+    return {
+        "title": f"{comp} {words[1]} {tech}",
+        "content": content,
+        "kind": KINDS[i % len(KINDS)],
+        "tags": [comp, tech.lower()],
+    }
+
+
+def queries(n: int, seed: int = 7) -> list[str]:
+    rng = random.Random(seed)
+    out = set()
+    while len(out) < n:
+        out.add(" ".join([rng.choice(COMPONENTS), rng.choice(VERBS), rng.choice(TECH),
+                          rng.choice(QUALIFIERS), str(rng.randint(0, 10**6))]))
+    return sorted(out)
+
+
+async def write_through_mcp(base_url: str, count: int, concurrency: int = 4) -> float:
+    rng = random.Random(1)
+    items = [synthetic(i, rng) for i in range(count)]
+    queue: asyncio.Queue = asyncio.Queue()
+    for item in items:
+        queue.put_nowait(item)
+    started = time.perf_counter()
+
+    async def worker():
+        async with mcp_client(base_url) as client:
+            while not queue.empty():
+                item = queue.get_nowait()
+                await client.call_tool("memory_remember", {"namespace": NAMESPACE, **item})
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return time.perf_counter() - started
+
+
+def bulk_insert(dsn: str, start: int, stop: int) -> None:
+    from storage.memory_input import content_hash
+    from storage.sanitize import sanitize_text
+
+    rng = random.Random(start)
+    with psycopg.connect(dsn) as conn:
+        with conn.cursor().copy(
+            "COPY memories (namespace, kind, title, content, tags, content_hash, author_client)"
+            " FROM STDIN"
+        ) as copy:
+            for i in range(start, stop):
+                item = synthetic(i, rng)
+                content = sanitize_text(item["content"])
+                copy.write_row((NAMESPACE, item["kind"], item["title"], content, item["tags"],
+                                content_hash(content), "bench"))
+        conn.execute(
+            "INSERT INTO memory_revisions (memory_id, namespace, revision, title, content, tags,"
+            " author_client) SELECT id, namespace, 1, title, content, tags, author_client"
+            " FROM memories m WHERE namespace = %s AND NOT EXISTS"
+            " (SELECT 1 FROM memory_revisions r WHERE r.memory_id = m.id)", [NAMESPACE])
+        conn.execute(
+            "INSERT INTO embedding_jobs (namespace, memory_id, revision)"
+            " SELECT namespace, id, current_revision FROM memories m WHERE namespace = %s"
+            " AND NOT EXISTS (SELECT 1 FROM memory_embeddings e WHERE e.memory_id = m.id)"
+            " AND NOT EXISTS (SELECT 1 FROM embedding_jobs j WHERE j.memory_id = m.id)",
+            [NAMESPACE])
+        conn.execute("ANALYZE memories")
+        conn.execute("ANALYZE memory_embeddings")
+
+
+def sql_times(dsn: str, settings, texts: list[str]) -> dict[str, float]:
+    """Median EXPLAIN ANALYZE execution time (ms) of each leg over `texts`."""
+    from fastembed import TextEmbedding
+
+    from storage.pg_search import LEXICAL_MIN_COVERAGE
+    from storage.queries import q
+
+    model = TextEmbedding(settings.embed_model, specific_model_path=str(settings.embed_model_path))
+    times: dict[str, list[float]] = {"lexical": [], "semantic": []}
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        register_vector(conn)
+        conn.execute("SET ROLE memhub_app")
+        for text in texts:
+            vector = next(iter(model.query_embed([text])))
+            params = {"namespace": NAMESPACE, "kinds": None, "tags": None, "depth": 50,
+                      "query": text, "min_coverage": LEXICAL_MIN_COVERAGE, "embedding": vector,
+                      "model": settings.embed_model,
+                      "max_distance": settings.semantic_max_distance,
+                      "ef_search": str(settings.hnsw_ef_search)}
+            with conn.transaction():
+                conn.execute("SELECT set_config('memhub.namespaces', %s, true)", [NAMESPACE])
+                conn.execute(q("search.set_semantic_scan"), params)
+                for leg in ("lexical", "semantic"):
+                    plan = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + q(f"search.{leg}"),
+                                        params).fetchone()[0]
+                    times[leg].append(plan[0]["Execution Time"])
+    return {leg: round(statistics.median(v), 3) for leg, v in times.items()}
+
+
+async def e2e_times(base_url: str, texts: list[str]) -> dict[str, float]:
+    latencies = []
+    async with mcp_client(base_url) as client:
+        await client.call_tool("memory_search", {"namespace": NAMESPACE, "query": "warm up"})
+        for text in texts:
+            started = time.perf_counter()
+            await client.call_tool("memory_search", {"namespace": NAMESPACE, "query": text,
+                                                     "mode": "hybrid"})
+            latencies.append((time.perf_counter() - started) * 1000)
+    return summary_ms(latencies)
+
+
+async def searchable_delay(base_url: str, samples: int = 10) -> dict[str, float]:
+    """Seconds from a write's commit until semantic search returns it."""
+    delays = []
+    async with mcp_client(base_url) as client:
+        for i in range(samples):
+            text = f"Quarterly llama grooming rota number {i} lives in the barn wiki"
+            written = await client.call_tool("memory_remember", {"namespace": "delay",
+                                                                 "content": text})
+            target = written.structured_content["memory"]["id"]
+            started = time.perf_counter()
+            while time.perf_counter() - started < 60:
+                found = await client.call_tool("memory_search", {
+                    "namespace": "delay", "query": text, "mode": "semantic", "limit": 5})
+                if any(r["memory"]["id"] == target for r in found.structured_content["results"]):
+                    break
+                await asyncio.sleep(0.01)
+            delays.append(time.perf_counter() - started)
+    return {"median_s": round(statistics.median(delays), 3), "max_s": round(max(delays), 3)}
+
+
+async def bench(args) -> dict:
+    sizes = [int(s) for s in args.sizes.split(",")]
+    texts = queries(args.queries)
+    report: dict = {"machine": machine(), "sizes": {}, "queries_per_size": len(texts)}
+    with local_memhub() as (base_url, settings, dsn):
+        if settings.embed_model_path is None:
+            raise SystemExit("set MEMHUB_EMBED_MODEL_PATH to the model directory")
+        first = min(sizes[0], 1000)
+        seconds = await write_through_mcp(base_url, first)
+        async with mcp_client(base_url) as client:
+            drain = await wait_embedded(client)
+        report["writes"] = {
+            "count": first,
+            "writes_per_s": round(first / seconds, 1),
+            "embedding_drain_s_after_writes": round(drain, 2),
+            "end_to_end_per_s": round(first / (seconds + drain), 1),
+        }
+        report["searchable_delay"] = await searchable_delay(base_url)
+        loaded = first
+        for size in sizes:
+            if size > loaded:
+                started = time.perf_counter()
+                bulk_insert(dsn, loaded, size)
+                async with mcp_client(base_url) as client:
+                    await wait_embedded(client, progress=lambda n: print(
+                        f"\r  embedding: {n} pending   ", end="", flush=True))
+                print()
+                report.setdefault("bulk_load_s", {})[size] = round(time.perf_counter() - started)
+                loaded = size
+            sql = sql_times(dsn, settings, texts[:50])
+            e2e = await e2e_times(base_url, texts)
+            report["sizes"][size] = {"sql_ms": sql, "e2e_ms": e2e}
+            print(f"{size:>7}: sql {sql}  e2e {e2e}", flush=True)
+    base = report["sizes"][sizes[0]]["sql_ms"]
+    top = report["sizes"][sizes[-1]]["sql_ms"]
+    report["sql_growth"] = {leg: round(top[leg] / base[leg], 2) if base[leg] else None
+                            for leg in base}
+    return report
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--out", default=str(ROOT / "docs" / "perf.json"))
+    args = parser.parse_args()
+    report = asyncio.run(bench(args))
+    Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
