@@ -192,8 +192,14 @@ def _mount_optional(app: FastAPI, rt: Runtime) -> None:
 
 
 def _authenticator(rt: Runtime):
+    from storage.pg_scope import bind_caller
+
     async def authenticate(token: str):
-        return await rt.storage().authenticate(token)
+        principal = await rt.storage().authenticate(token)
+        # Awaited in the gate's own task, so the binding reaches everything this request runs:
+        # row-level security then follows the token's scope (storage/pg_scope.py).
+        bind_caller(principal)
+        return principal
 
     return authenticate
 

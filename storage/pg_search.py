@@ -43,9 +43,10 @@ logger = logging.getLogger(__name__)
 # How deep each leg ranks before fusion: deeper lists let RRF reward agreement between legs.
 MIN_LEG_DEPTH = 50
 MAX_LEG_DEPTH = 200
-# A memory must match at least this share of the query's meaningful words to be a lexical hit
-# (see docs/eval/threshold-sweep.md); one-word queries need their word.
-LEXICAL_MIN_COVERAGE = 0.5
+# A memory must match at least ceil(share x meaningful words) of the query's words to be a
+# lexical hit (one- and two-word queries: one word; five words: two). Chosen by the same rule as
+# the semantic gate in docs/eval/threshold-sweep.md.
+LEXICAL_MIN_COVERAGE = 0.34
 # memory_context ranks this many candidates before packing.
 CONTEXT_DEPTH = 100
 CONTEXT_RECENT_DEPTH = 300

@@ -12,12 +12,13 @@ from storage.pg_artifacts import ArtifactStore
 from storage.pg_core import PgCore
 from storage.pg_handoffs import HandoffStore
 from storage.pg_memories import MemoryStore
+from storage.pg_scope import TokenScope
 from storage.pg_search import SearchStore
 from storage.pg_sessions import SessionStore
 
 
 class PostgresBackend(
-    AdminStore, MemoryStore, SearchStore, HandoffStore, SessionStore, ArtifactStore, PgCore,
-    StorageBackend,
+    TokenScope, AdminStore, MemoryStore, SearchStore, HandoffStore, SessionStore,
+    ArtifactStore, PgCore, StorageBackend,
 ):
     pass

@@ -23,7 +23,7 @@ SELECT * FROM handoffs
 -- one UPDATE finds status = 'open' (the other re-checks the row after the winner commits).
 UPDATE handoffs
    SET status = 'taken', taken_by = %(surface)s, taken_at = now()
- WHERE namespace = %(namespace)s AND id = %(id)s
+ WHERE namespace = %(namespace)s AND id = %(id)s AND status = 'open'
 RETURNING *;
 
 -- name: list

@@ -171,3 +171,19 @@ async def test_list_pages_through_a_cursor(server, tokens):
                               cursor=page["next_cursor"])
             seen += [m["id"] for m in page["memories"]]
     assert len(seen) == len(set(seen)) == 5
+
+
+def test_the_demo_runs_the_seed_workflow_against_a_running_server(server, tokens):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, str(root / "scripts" / "demo.py"), server.base_url,
+         tokens["desktop-cli"], tokens["cursor"]],
+        capture_output=True, text=True, timeout=120, cwd=root,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert '"status": "SUPERSEDED"' in done.stdout
+    assert '"outcome": "created"' in done.stdout

