@@ -121,7 +121,8 @@ def token_line(t: dict[str, Any]) -> str:
 def audit_line(a: dict[str, Any]) -> str:
     token = f" #{a['token_id']} {a['token_prefix']}…" if a["token_id"] else ""
     detail = " ".join(f"{k}={v}" for k, v in sorted(a["detail"].items()) if v is not None)
-    return f"{a['at'][:19]}  {a['actor']:<16} {a['action']:<14} {a['source'] or '':<15}{token}  {detail}"
+    source = a["source"] or ""
+    return f"{a['at'][:19]}  {a['actor']:<16} {a['action']:<14} {source:<15}{token}  {detail}"
 
 
 # --- commands -------------------------------------------------------------------------------
@@ -234,7 +235,8 @@ def cmd_token_rotate(args, settings: Settings) -> int:
         return await backend.rotate_surface(cli_actor(), args.surface)
 
     def render(row):
-        emit(args, row, f"rotated {row['surface']}: new token {row['id']}; shown once:\n{row['token']}")
+        emit(args, row,
+             f"rotated {row['surface']}: new token {row['id']}; shown once:\n{row['token']}")
 
     return run_store(args, settings, fn, render)
 
@@ -275,9 +277,12 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                         help="machine-readable output")
     parser = argparse.ArgumentParser(
-        prog="memhub-admin", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="memhub-admin",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--json", action="store_true", default=False, help="machine-readable output")
+    parser.add_argument("--json", action="store_true", default=False,
+                        help="machine-readable output")
     sub = parser.add_subparsers(dest="command", required=True)
 
     status = sub.add_parser("status", parents=[common], help="tokens, counts, recent audit")

@@ -65,7 +65,9 @@ def cursor(mcp_url: str, token: str) -> Snippet:
     config = {
         "mcpServers": {"memhub": {"url": mcp_url, "headers": {"Authorization": f"Bearer {token}"}}}
     }
-    return Snippet("cursor", "Cursor .cursor/mcp.json", ".cursor/mcp.json", json.dumps(config, indent=2))
+    return Snippet(
+        "cursor", "Cursor .cursor/mcp.json", ".cursor/mcp.json", json.dumps(config, indent=2)
+    )
 
 
 BY_SURFACE = {

@@ -43,7 +43,9 @@ def origin_problem(request: Request, public_url: str | None) -> str | None:
     return None
 
 
-def token_problem(manager: SessionManager, session: Session | None, token: str | None) -> str | None:
+def token_problem(
+    manager: SessionManager, session: Session | None, token: str | None
+) -> str | None:
     if session is None:
         return "no session"
     if not token:

@@ -37,6 +37,7 @@ logger = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
 MAX_PASSWORD_CHARS = 1024
 MAX_FORM_FIELD_CHARS = 2000
+MAX_FORM_BYTES = 16 * 1024  # every dashboard form is a few hundred bytes
 ADMIN_ACTOR = "admin"
 NOTICES = {
     "revoked": "Token revoked. Clients using it are refused from now on.",
@@ -97,7 +98,8 @@ class Admin:
     def page(self, template: str, status: int = 200, headers: dict[str, str] | None = None,
              **context: Any) -> HTMLResponse:
         body = _env.get_template(template).render(**context)
-        return HTMLResponse(body, status_code=status, headers={**SECURITY_HEADERS, **(headers or {})})
+        merged = {**SECURITY_HEADERS, **(headers or {})}
+        return HTMLResponse(body, status_code=status, headers=merged)
 
     def redirect(self, url: str) -> RedirectResponse:
         return RedirectResponse(url, status_code=303, headers=SECURITY_HEADERS)
@@ -131,6 +133,11 @@ class Admin:
             return None, {}, self.error(403, "Refused", f"Cross-site request refused: {problem}.")
         manager = await self.manager()
         session = manager.load(request)
+        declared = request.headers.get("content-length", "")
+        if not declared.isdigit() or int(declared) > MAX_FORM_BYTES:
+            return session, {}, self.error(
+                413, "Too large", f"Form bodies are limited to {MAX_FORM_BYTES} bytes."
+            )
         form = await self.form(request)
         problem = token_problem(manager, session, form.get("csrf"))
         if problem:
@@ -177,7 +184,7 @@ class Admin:
         session, form, stop = await self.guarded_post(request)
         if stop:
             return stop
-        retry_after = 0  # MUTATION
+        retry_after = await storage.login_retry_after(source)
         if retry_after:
             await storage.audit(actor, "login.failure", detail={"reason": "throttled"})
             return self.login_form(

@@ -279,6 +279,14 @@ def choose(rows: list[dict[str, Any]], key: str, stricter: int) -> float:
     return max(allowed, key=lambda r: (r["hybrid"]["ndcg@10"], stricter * r[key]))[key]
 
 
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
 def baseline_of(results: dict[str, Any]) -> dict[str, Any]:
     return {mode: {"overall": r["overall"], "by_type": r["by_type"]}
             for mode, r in results.items()}

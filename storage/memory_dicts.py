@@ -23,7 +23,8 @@ def id_str(value: UUID | str | None) -> str | None:
 
 
 def memory_dict(row: dict[str, Any]) -> dict[str, Any]:
-    """A JSON-able memory from a row of `memories` or `live_memories` (SELECT *)."""
+    """A JSON-able memory from a row of `memories` or `live_memories` (SELECT * or at least
+    the columns read here; metadata, quarantined and deleted_reason may be left out)."""
     return {
         "id": str(row["id"]),
         "namespace": row["namespace"],
@@ -39,7 +40,7 @@ def memory_dict(row: dict[str, Any]) -> dict[str, Any]:
         "updated_at": iso(row["updated_at"]),
         "superseded_by": id_str(row["superseded_by"]),
         "expires_at": iso(row["expires_at"]),
-        "metadata": row["metadata"],
-        "quarantined": row["quarantined"],
+        "metadata": row.get("metadata"),
+        "quarantined": bool(row.get("quarantined", False)),
         "deleted_reason": wrap_untrusted(row.get("deleted_reason")),
     }

@@ -186,7 +186,9 @@ class AdminStore:
         async def write(conn: psycopg.AsyncConnection) -> dict[str, Any]:
             # Lock the current token so two rotations of one surface serialise; the partial
             # unique index refuses a second active successor if they still race.
-            cur = await conn.execute(q("admin.active_surface_token_for_update"), {"surface": surface})
+            cur = await conn.execute(
+                q("admin.active_surface_token_for_update"), {"surface": surface}
+            )
             old = await cur.fetchone()
             if old is not None:
                 await conn.execute(q("admin.revoke"), {"id": old["id"]})

@@ -8,8 +8,8 @@ import time
 
 import httpx
 import pytest
-from mcp.shared.exceptions import MCPError
 from itsdangerous import TimestampSigner, URLSafeTimedSerializer
+from mcp.shared.exceptions import MCPError
 
 from admin.sessions import COOKIE_NAME, SESSION_SALT, secret_from_setting
 from tests.conftest import WEB_TOKEN, make_settings
@@ -405,3 +405,10 @@ def test_configs_use_the_public_url_when_set(db_dsn, tmp_path):
 
 def test_the_mcp_gate_still_refuses_a_bad_token_when_admin_is_installed(server):
     assert mcp_status(server, "mh_not_a_token") == 401
+
+
+def test_an_oversized_form_is_refused_before_it_is_parsed(server):
+    with browser(server.base_url) as client:
+        csrf = logged_in_csrf(client)
+        response = client.post("/admin/tokens", data={"csrf": csrf, "label": "x" * 20_000})
+    assert response.status_code == 413

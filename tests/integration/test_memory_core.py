@@ -319,3 +319,18 @@ async def test_returned_text_is_wrapped_as_untrusted_data(backend):
     out = await backend.remember(DESKTOP, NS, content="c", title="t")
     assert out["memory"]["content"] != "c"
     assert text(out["memory"]["content"]) == "c" and text(out["memory"]["title"]) == "t"
+
+
+async def test_list_never_returns_a_retired_memory_at_any_limit(backend):
+    retired = []
+    for i in range(4):
+        old = (await backend.remember(DESKTOP, NS, content=f"old {i}"))["memory"]
+        await backend.remember(CURSOR, NS, content=f"new {i}", supersedes=[old["id"]])
+        retired.append(old["id"])
+    gone = (await backend.remember(DESKTOP, NS, content="forgotten"))["memory"]
+    await backend.forget(DESKTOP, NS, gone["id"], "test")
+    retired.append(gone["id"])
+    for limit in range(1, 10):
+        page = await backend.list_memories(DESKTOP, NS, limit=limit)
+        assert not {m["id"] for m in page["memories"]} & set(retired), limit
+        assert all(m["status"] == "ACTIVE" for m in page["memories"])

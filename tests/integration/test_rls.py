@@ -193,7 +193,7 @@ def test_every_table_with_a_namespace_column_has_rls_enabled_and_forced(db_conn)
     ).fetchall()
     unprotected = [name for name, enabled, forced in rows if not (enabled and forced)]
     assert len(rows) == len(tables)
-    assert unprotected == [], f"tenant tables without ENABLE + FORCE ROW LEVEL SECURITY: {unprotected}"
+    assert unprotected == [], f"without ENABLE + FORCE ROW LEVEL SECURITY: {unprotected}"
 
 
 def test_every_tenant_table_has_a_policy_for_all_commands_on_memhub_ns_visible(db_conn):
