@@ -287,6 +287,15 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def machine_line() -> str:
+    import os
+    import platform
+
+    load = os.getloadavg()[0]
+    return (f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+            f"1-min load average {load:.1f} when the report was written")
+
+
 def baseline_of(results: dict[str, Any]) -> dict[str, Any]:
     return {mode: {"overall": r["overall"], "by_type": r["by_type"]}
             for mode, r in results.items()}
@@ -385,7 +394,7 @@ def render_report(results, sweep_rows, tokens, env: EvalEnv, settings: Settings,
                "measured here as a user would feel it)." if env.quarantined else "None.")]
     lines += ["", "## Timing of this run", "",
               f"Loading 219 memories through `remember`: {env.timings['load_seconds']} s; "
-              f"embedding them: {env.timings['embed_seconds']} s.", ""]
+              f"embedding them: {env.timings['embed_seconds']} s. Machine: {machine_line()}.", ""]
     report = "\n".join(lines)
 
     sw = ["# Threshold sweep", "",
