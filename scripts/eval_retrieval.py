@@ -330,6 +330,23 @@ def render_report(results, sweep_rows, tokens, env: EvalEnv, settings: Settings,
         lines.append(f"| {mode} | {_fmt(o.get('ndcg@10'))} | {_fmt(o.get('recall@10'))} | "
                      f"{_fmt(o.get('precision@10'))} | {_fmt(o.get('mrr'))} | "
                      f"{_fmt(o.get('abstain'))} | {o['stale_leaks']} |")
+    hybrid_fail = results.get("hybrid", {}).get("failing", [])
+    per_type = {t: sum(1 for f in hybrid_fail if f["type"] == t) for t in TYPES}
+    lines += ["", "In short (hybrid, the default): " + "; ".join(
+        f"{per_type[t]} of {next(iter(results.values()))['by_type'][t]['queries']} {t} "
+        f"queries {'answered when they should not be' if t == 'unanswerable' else 'fail'}"
+        for t in TYPES) + ". Paraphrase queries (no shared words, by construction) are the "
+        "weak spot: all-MiniLM-L6-v2 puts their answers at cosine distance 0.52-0.76, the same "
+        "band where unanswerable queries find their nearest neighbours, so the gate that keeps "
+        "unanswerable queries empty also drops most paraphrase answers (see the sweep: with no "
+        "gate hybrid nDCG@10 is higher and abstention is 0).",
+              "", "Why the legs are fused by rank: `ts_rank_cd` is unbounded and its scale "
+              "depends on document length, weights and the number of query words; cosine "
+              "distance lives in [0, 2] and its useful band depends on the model. Adding them "
+              "lets whichever scale is larger decide, and min-max normalising per query maps a "
+              "mediocre best match to 1.0 like a perfect one. RRF "
+              "(`sum 1 / (k + rank)`) needs no common scale. Replacing it by a score sum "
+              "lowers stale_trap nDCG@10 here (docs/failure-modes.md)."]
     lines += ["", "## Per query type (nDCG@10; abstain for unanswerable)", "",
               "| type | n | " + " | ".join(results) + " |",
               "| --- | --- | " + " | ".join("---" for _ in results) + " |"]

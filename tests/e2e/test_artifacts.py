@@ -9,6 +9,7 @@ import os
 import httpx
 import pytest
 
+from storage.sanitize import unwrap_untrusted
 from tests.conftest import make_settings
 from tests.support.db import insert_token
 from tests.support.mcp import call, error_of
@@ -67,8 +68,7 @@ async def test_the_same_content_is_stored_once_and_listed_only_by_its_namespaces
     assert first["bytes_stored"] is True and second["bytes_stored"] is False
     assert again["outcome"] == "exists"
     assert first["artifact"]["sha256"] == second["artifact"]["sha256"]
-    assert [unwrap["name"] for unwrap in listed_b["artifacts"]] == [
-        "<<<UNTRUSTED_DATA>>>copy.txt<<<END_UNTRUSTED_DATA>>>"]
+    assert [unwrap_untrusted(a["name"]) for a in listed_b["artifacts"]] == ["copy.txt"]
     assert foreign["code"] == "FORBIDDEN" and not_here["code"] == "NOT_FOUND"
     assert db_conn.execute("SELECT count(*) FROM artifact_blobs").fetchone()[0] == 2
 

@@ -54,7 +54,9 @@ async def killer(dsn: str, kills: int) -> list[int]:
             for _ in range(400):  # 20 s bound
                 row = await (await conn.execute(
                     "SELECT pid, query FROM pg_stat_activity WHERE datname = current_database()"
-                    " AND wait_event = 'PgSleep' AND pid <> pg_backend_pid()")).fetchone()
+                    " AND wait_event = 'PgSleep' AND pid <> pg_backend_pid()"
+                    # A terminated backend lingers in the view for a moment: skip it.
+                    " AND pid <> ALL(%s)", [killed])).fetchone()
                 if row is not None:
                     break
                 await asyncio.sleep(0.05)

@@ -128,8 +128,9 @@ async def test_a_quarantined_memory_is_stored_but_never_served(world, module_dsn
             result = await backend.search(WRITER, NS, "redis queue postgresql", limit=100,
                                           mode=mode)
             assert new_id not in {r["memory"]["id"] for r in result["results"]}
-        packed = await backend.context(WRITER, NS, "redis queue", budget_tokens=32000)
-        assert new_id not in {m["id"] for m in packed["memories"]}
+        for query in (None, "redis queue"):
+            packed = await backend.context(WRITER, NS, query, budget_tokens=32000)
+            assert new_id not in {m["id"] for m in packed["memories"]}
     finally:
         owner_execute(module_dsn, flag, [False, new_id])
 
