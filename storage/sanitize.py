@@ -103,7 +103,9 @@ _SCREENS: list[tuple[str, re.Pattern[str]]] = [
         r"ignore|do\s+not|don't|treat|print)\b", _F)),
     # --- role play and jailbreak personas ------------------------------------------------
     ("role-play", re.compile(
-        r"\byou\s+are\s+(now|no\s+longer)\b"
+        # "you are now able to deploy" is a changelog, "you are now DAN" is not.
+        r"\byou\s+are\s+(now\s+(a|an|the|in|my|dan|free|unrestricted|unfiltered|jailbroken)\b"
+        r"|no\s+longer\s+(bound|restricted|an?\s+ai|required\s+to))"
         r"|\b(pretend|imagine)\s+(that\s+)?(you\s+are|you're|to\s+be)\b"
         r"|\bact\s+as\s+(if\s+you\s+(are|were)|an?\s+(unrestricted|unfiltered|jailbroken))"
         r"|\b(dan|do\s+anything\s+now)\b.{0,40}\b(no\s+restrictions|never\s+refuses?)"
@@ -121,28 +123,37 @@ _SCREENS: list[tuple[str, re.Pattern[str]]] = [
         r"|(^|<!--)\s*system\s*:\s*(you|ignore|always|never|from\s+now|the\s+following|new|"
         r"call|do|follow|disregard|forget|override|treat|print|reveal|export)\b", _F)),
     ("delimiter-forgery", re.compile(
-        r"<\s*/?\s*(system|assistant|developer|instructions?|untrusted[\w-]*|trusted[\w-]*|"
-        r"admin)\s*>"
+        # An opening <system> is a common XML element; a closing one or an instructions tag
+        # is how a forged prompt section ends or begins.
+        r"<\s*/\s*(system|assistant|developer)\s*>"
+        r"|<\s*/?\s*(instructions?|untrusted[\w-]*|trusted[\w-]*)\s*>"
         r"|<+\s*/?\s*(end|begin|start|open|close)?[\s_-]*untrusted[\s_-]*data\s*>+"
         r"|\[\[untrusted_data\]\]", _F)),
     # --- tool-call look-alikes --------------------------------------------------------------
     ("tool-call-lookalike", re.compile(
         r"<\s*/?\s*(tool_call|tool_use|tool_result|function_calls?|function_results|invoke|"
         r"antml:[a-z_]+)\b"
-        r"|\"(tool|function|tool_name|name|recipient_name)\"\s*:\s*\"[^\"]{1,80}\"[^{}]{0,200}"
+        # A bare {"name", "arguments"} pair is how developers document function calling; it
+        # counts only when it names one of memhub's own tools (the next pattern).
+        r"|\"(tool|function|tool_name|recipient_name)\"\s*:\s*\"[^\"]{1,80}\"[^{}]{0,200}"
         r"\"(arguments|args|parameters|input|params)\"\s*:\s*[{\[]"
         r"|\"(arguments|args|parameters|input|params)\"\s*:\s*[{\[][^{}]{0,300}\}[^{}]{0,200}"
         r"\"(tool|function|tool_name)\"\s*:\s*\"", _F)),
     ("tool-call-lookalike", re.compile(
-        r"\b(call|invoke|execute)\s+(the\s+)?`?[a-z]+_[a-z_]+`?\s+(tool\s+)?(on|for|with|to)\b",
-        _F)),
+        r"\b(call|invoke|execute|run|use)\s+(the\s+)?`?(memory|handoff|session|artifact)_[a-z_]+`?"
+        r"\s+(tool\s+)?(on|for|with|to)\b"
+        r"|\"name\"\s*:\s*\"(memory|handoff|session|artifact)_[a-z_]+\"", _F)),
     # --- exfiltration ----------------------------------------------------------------------
     ("exfiltration", re.compile(
         r"\b(send|post|upload|forward|transmit|submit|exfiltrate|leak|report|pipe|curl)\b"
         r"[^\n]{0,100}?\b(contents?|memor(y|ies)|keys?|secrets?|tokens?|credentials|passwords?|"
         r"context|conversation|history|everything|variables)\b[^\n]{0,80}?"
         r"\b(to|into)\s+<?https?://"
-        r"|!\[[^\]\n]*\]\(\s*<?https?://[^)\s]*\?[^)\s]*\)"
+        # An image URL whose query is left open for the reader to fill (a badge's fixed
+        # query string is not an exfiltration channel).
+        r"|!\[[^\]\n]*\]\(\s*<?https?://[^)\s]*[?&][\w-]*=(\)|\{\{|\$|<)"
+        r"|!\[[^\]\n]*\]\(\s*<?https?://[^)\s]*[?&][\w-]*=[^)\s]*"
+        r"(secret|token|key|password|credential|context|memor)"
         r"|https?://[^\s)]*[?&][\w-]*=(?=[\s)\]>\"']|$|\{\{)"
         r"|https?://[^\s)]*\{\{[^}]*\}\}"
         r"|\bappend\b[^\n]{0,80}\bto\s+the\s+(url|link|query)", _F)),

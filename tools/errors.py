@@ -42,10 +42,27 @@ class ErrorMapping(Middleware):
         except ValidationError as exc:
             # The framework refused the arguments against the tool's schema (wrong types,
             # missing required ones): the caller's mistake, not ours.
+            fields = _invalid_fields(exc)
             raise tool_error(InvalidInput(
-                "the arguments do not match the tool's input schema (wrong type or missing)",
+                "the arguments do not match the tool's input schema (wrong type or missing)"
+                + (f": {', '.join(fields)}" if fields else ""),
+                fields=fields,
             )) from exc
         except Exception as exc:
             tool = getattr(context.message, "name", "?")
             logger.exception("unexpected error in tool", extra={"tool": tool})
             raise tool_error(Internal("unexpected server error; it has been logged")) from exc
+
+
+def _invalid_fields(exc: Exception) -> list[str]:
+    """The argument names pydantic refused (never their values, which may be large or secret)."""
+    cause = exc.__cause__
+    errors = getattr(cause, "errors", None)
+    if not callable(errors):
+        return []
+    names = []
+    for error in errors():
+        loc = [str(part) for part in error.get("loc", ()) if not isinstance(part, int)]
+        if loc:
+            names.append(".".join(loc)[:64])
+    return sorted(set(names))[:20]
