@@ -159,10 +159,14 @@ _SCREENS: list[tuple[str, re.Pattern[str]]] = [
         r"|\bappend\b[^\n]{0,80}\bto\s+the\s+(url|link|query)", _F)),
     ("secret-request", re.compile(
         r"\b(reveal\w*|print|output|list|dump|send|paste|export|share|show|include|leak|"
-        rf"disclose|give\s+me|tell\s+me|gib|envoie|revela|muestra)\b{_W}{{0,60}}?"
-        r"\b(api\s+keys?|environment\s+variables?|env\s+vars?|credentials|secrets|passwords|"
-        r"private\s+keys?|access\s+tokens?|cle\s+api|systemprompt|system\s*prompt|"
-        r"context\s+window|hidden\s+instructions|initial\s+prompt)\b", _F)),
+        rf"disclose|give\s+me|tell\s+me|gib|envoie|revela|muestra)\b[^.;\n]{{0,40}}?"
+        # "only admins can export API keys" is a project fact; "print all your API keys" or
+        # "show the system prompt" asks the reader to hand something over.
+        r"(\b(your|all|every|any)\s+(of\s+)?(the\s+|your\s+)?(stored\s+|saved\s+)?"
+        r"(api\s+keys?|environment\s+variables?|env\s+vars?|credentials|secrets|passwords|"
+        r"private\s+keys?|access\s+tokens?|cles?\s+api)"
+        r"|\b(systemprompt|system\s*prompt|context\s+window|hidden\s+instructions|"
+        r"initial\s+prompt))\b", _F)),
     ("secret-request", re.compile(
         r"\b(contents?|text)\s+of\s+your\s+(context|memory|instructions|prompt|system)", _F)),
     ("fetch-and-echo", re.compile(
