@@ -7,6 +7,7 @@ documented in README.md, and `tests/unit/test_settings_documented.py` fails when
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import platformdirs
@@ -55,6 +56,9 @@ class Settings(BaseSettings):
     embed_model_path: Path | None = None
     embed_dim: int = Field(default=384, ge=8)
     embed_batch_size: int = Field(default=32, ge=1)
+    # ONNX threads for the model; by default half the cores, so embedding never starves the
+    # request path of CPU on a small machine.
+    embed_threads: int = Field(default_factory=lambda: max(1, (os.cpu_count() or 2) // 2), ge=1)
     embed_worker: bool = True
     embed_max_attempts: int = Field(default=5, ge=1)
     hnsw_ef_search: int = Field(default=100, ge=1, le=1000)

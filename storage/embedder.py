@@ -29,24 +29,24 @@ LOADING, READY, UNAVAILABLE = "loading", "ready", "unavailable"
 # One loaded model per (name, path) per process: an app rebuilt in the same process (tests,
 # benchmarks, a reload) reuses it instead of loading another ~100 MB ONNX session, which
 # onnxruntime never gives back to the OS.
-_MODELS: dict[tuple[str, str | None], Any] = {}
+_MODELS: dict[tuple[str, str | None, int], Any] = {}
 _MODELS_LOCK = threading.Lock()
 
 
-def _load_model(name: str, path: Any) -> Any:
+def _load_model(name: str, path: Any, threads: int) -> Any:
     from fastembed import TextEmbedding
 
-    key = (name, str(path) if path is not None else None)
+    key = (name, str(path) if path is not None else None, threads)
     with _MODELS_LOCK:
         model = _MODELS.get(key)
         if model is None:
             if path is not None:
                 if not path.is_dir():
                     raise FileNotFoundError(f"MEMHUB_EMBED_MODEL_PATH is not a directory: {path}")
-                model = TextEmbedding(name, specific_model_path=str(path))
+                model = TextEmbedding(name, specific_model_path=str(path), threads=threads)
             else:
                 # Never reach for the hub: the cache or nothing.
-                model = TextEmbedding(name, local_files_only=True)
+                model = TextEmbedding(name, local_files_only=True, threads=threads)
             _MODELS[key] = model
         return model
 
@@ -111,7 +111,7 @@ class Embedder:
         started = time.perf_counter()
         path = self.settings.embed_model_path
         try:
-            model = _load_model(self.model_name, path)
+            model = _load_model(self.model_name, path, self.settings.embed_threads)
             probe = next(iter(model.embed(["probe"])))
             if len(probe) != self.dim:
                 raise ValueError(
