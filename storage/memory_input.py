@@ -11,12 +11,11 @@ import json
 import re
 import unicodedata
 import uuid
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from errors import InvalidInput, TooLarge
-from storage.sanitize import sanitize_text, screen_text
+from storage.sanitize import sanitize_text
 
 KINDS = ("DECISION", "FACT", "CONVENTION", "NOTE", "TODO")
 LIST_STATUSES = ("ACTIVE", "SUPERSEDED", "DELETED", "EXPIRED", "ALL")
@@ -210,26 +209,3 @@ def check_limit(limit: Any) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIST_LIMIT:
         raise InvalidInput(f"limit must be between 1 and {MAX_LIST_LIMIT}", field="limit")
     return limit
-
-
-@dataclass(frozen=True)
-class Screening:
-    reasons: list[str]
-
-    @property
-    def quarantined(self) -> bool:
-        return bool(self.reasons)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"quarantined": self.quarantined, "reasons": list(self.reasons)}
-
-
-def screen(title: str | None, content: str) -> Screening:
-    return Screening(screen_text(title, content))
-
-
-def request_hash(operation: str, payload: dict[str, Any]) -> bytes:
-    """What a client_request_id is bound to: the operation and its (raw) arguments."""
-    encoded = json.dumps({"op": operation, **payload}, sort_keys=True, default=str,
-                         separators=(",", ":"))
-    return hashlib.sha256(encoded.encode("utf-8")).digest()

@@ -90,7 +90,7 @@ class HandoffStore(IdempotentWrites):
             return {"outcome": "created", "handoff": handoff_dict(row),
                     "quarantine": screening.as_dict()}
 
-        return await self._keyed_write(principal, namespace, request_id, "handoff_save", raw,
+        return await self._idempotent_write(principal, namespace, request_id, "handoff_save", raw,
                                        body_fn)
 
     async def handoff_load(

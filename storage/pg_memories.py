@@ -8,8 +8,6 @@ indexes, row locks re-checked under READ COMMITTED), never by a read-then-write 
 
 from __future__ import annotations
 
-import base64
-import binascii
 import logging
 import uuid
 from typing import Any
@@ -19,39 +17,21 @@ from psycopg.types.json import Jsonb
 
 from errors import (
     Conflict,
-    IdempotencyMismatch,
     InvalidInput,
     NotFound,
     Retryable,
 )
 from storage import memory_input as mi
 from storage.base import Principal, check_namespace
+from storage.cursors import decode_cursor, encode_cursor
+from storage.idempotency import IdempotentWrites
 from storage.memory_dicts import iso, memory_dict
 from storage.queries import q
-from storage.sanitize import wrap_untrusted
+from storage.sanitize import screen, wrap_untrusted
 
 logger = logging.getLogger(__name__)
 
 Conn = psycopg.AsyncConnection
-
-
-def encode_cursor(seq: int) -> str:
-    return base64.urlsafe_b64encode(f"v1:{seq}".encode()).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str | None) -> int | None:
-    if cursor is None:
-        return None
-    if not isinstance(cursor, str) or len(cursor) > 64:
-        raise InvalidInput("cursor is not one this server issued", field="cursor")
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        version, _, seq = raw.partition(":")
-        if version != "v1":
-            raise ValueError(raw)
-        return int(seq)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise InvalidInput("cursor is not one this server issued", field="cursor") from None
 
 
 async def _one(conn: Conn, name: str, params: dict[str, Any]) -> dict[str, Any] | None:
@@ -64,61 +44,8 @@ async def _all(conn: Conn, name: str, params: dict[str, Any]) -> list[dict[str, 
     return await cur.fetchall()
 
 
-class MemoryStore:
+class MemoryStore(IdempotentWrites):
     """Implements `MemoryBackend`; composed into `PostgresBackend` over `PgCore`."""
-
-    # --- idempotency ----------------------------------------------------------------------
-    async def _claim(
-        self, conn: Conn, key: dict[str, Any], operation: str, request_hash: bytes
-    ) -> dict[str, Any] | None:
-        """Claim `key` for this request, or return the stored answer of the one that did.
-
-        The claim is the first statement of the write's own transaction, so the stored
-        response commits with the write (or neither does)."""
-        claimed = await _one(
-            conn, "memories.claim_request",
-            {**key, "operation": operation, "request_hash": request_hash},
-        )
-        if claimed is not None:
-            return None
-        stored = await _one(conn, "memories.stored_request", key)
-        if stored is None:
-            # Claimed and released again between our two statements (e.g. retention GC).
-            raise Retryable("the idempotency record changed under this request; retry it")
-        if stored["operation"] != operation or bytes(stored["request_hash"]) != request_hash:
-            raise IdempotencyMismatch(
-                "this client_request_id was already used for a different request",
-                client_request_id=key["request_id"],
-            )
-        response = dict(stored["response"])
-        response["original_outcome"] = response.get("outcome")
-        response["outcome"] = "replayed"
-        return response
-
-    async def _idempotent_write(
-        self,
-        principal: Principal,
-        namespace: str,
-        request_id: str | None,
-        operation: str,
-        payload: dict[str, Any],
-        body,
-    ) -> dict[str, Any]:
-        key = {"namespace": namespace, "surface": principal.surface, "request_id": request_id}
-        request_hash = mi.request_hash(operation, payload)
-
-        async def write(conn: Conn) -> dict[str, Any]:
-            if request_id is not None:
-                replay = await self._claim(conn, key, operation, request_hash)
-                if replay is not None:
-                    return replay
-            result = await body(conn)
-            if request_id is not None:
-                await conn.execute(q("memories.store_response"), {**key, "response": Jsonb(result)})
-            return result
-
-        # With a key a lost connection is safe to retry: the retry replays or redoes.
-        return await self._run(namespace, write, retry_safe=request_id is not None)
 
     # --- remember -------------------------------------------------------------------------
     async def remember(
@@ -146,7 +73,7 @@ class MemoryStore:
         expiry = mi.check_expires_at(expires_at)
         meta = mi.check_metadata(metadata)
         request_id = mi.check_request_id(client_request_id)
-        screening = mi.screen(clean_title, clean_content)
+        screening = screen(clean_title, clean_content)
         if screening.quarantined and targets:
             # Otherwise an injected note could retire a real decision while itself being
             # hidden from retrieval: the decision would silently vanish.
@@ -326,7 +253,7 @@ class MemoryStore:
             eff_content = new_content if new_content is not None else base["content"]
             eff_tags = new_tags if new_tags is not None else list(base["tags"])
             digest = mi.content_hash(eff_content)
-            screening = mi.screen(eff_title, eff_content)
+            screening = screen(eff_title, eff_content)
             if digest != bytes(base["content_hash"]) and base["status"] == "ACTIVE":
                 await self._check_content_free(conn, namespace, digest, mid)
             row = await _one(conn, "memories.revise_cas", {

@@ -110,7 +110,7 @@ class SessionStore(IdempotentWrites):
             return {"outcome": "created", "session": session_dict(row),
                     "quarantine": screening.as_dict()}
 
-        return await self._keyed_write(principal, namespace, request_id, "session_create", raw,
+        return await self._idempotent_write(principal, namespace, request_id, "session_create", raw,
                                        body)
 
     async def session_append(

@@ -23,6 +23,7 @@ import binascii
 import codecs
 import re
 import unicodedata
+from dataclasses import dataclass
 from typing import Any
 
 OPEN = "<<<UNTRUSTED_DATA>>>"
@@ -337,3 +338,21 @@ def unwrap_all(value: Any) -> Any:
     if isinstance(value, list):
         return [unwrap_all(v) for v in value]
     return value
+
+
+@dataclass(frozen=True)
+class Screening:
+    """The screen's verdict on one write: quarantined when any reason was found."""
+
+    reasons: tuple[str, ...]
+
+    @property
+    def quarantined(self) -> bool:
+        return bool(self.reasons)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"quarantined": self.quarantined, "reasons": list(self.reasons)}
+
+
+def screen(*texts: str | None) -> Screening:
+    return Screening(tuple(screen_text(*texts)))

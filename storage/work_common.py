@@ -7,24 +7,18 @@ consumer unwraps with `storage.sanitize.unwrap_untrusted` (or `unwrap_all` for a
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
-import json
 import re
 import uuid
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import psycopg
-from psycopg.types.json import Jsonb
 
-from errors import IdempotencyMismatch, InvalidInput, NotFound, Retryable, TooLarge
-from storage.base import Principal
+from errors import InvalidInput, NotFound, TooLarge
+from storage.cursors import decode_cursor, encode_cursor  # noqa: F401 (re-exported)
+from storage.idempotency import IdempotentWrites, request_hash  # noqa: F401 (re-exported)
 from storage.queries import q
-from storage.sanitize import sanitize_text, screen_text, wrap_untrusted
+from storage.sanitize import Screening, sanitize_text, screen, wrap_untrusted  # noqa: F401
 
 Conn = psycopg.AsyncConnection
 
@@ -112,48 +106,6 @@ def bounded_limit(value: Any, maximum: int, field: str = "limit") -> int:
     return value
 
 
-def encode_cursor(seq: int) -> str:
-    return base64.urlsafe_b64encode(f"w1:{seq}".encode()).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str | None) -> int | None:
-    if cursor is None:
-        return None
-    if not isinstance(cursor, str) or len(cursor) > 64:
-        raise InvalidInput("cursor is not one this server issued", field="cursor")
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        version, _, seq = raw.partition(":")
-        if version != "w1":
-            raise ValueError(raw)
-        return int(seq)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise InvalidInput("cursor is not one this server issued", field="cursor") from None
-
-
-def request_hash(operation: str, payload: dict[str, Any]) -> bytes:
-    """What an idempotency key is bound to: the operation and its raw arguments."""
-    encoded = json.dumps({"op": operation, **payload}, sort_keys=True, default=str,
-                         separators=(",", ":"))
-    return hashlib.sha256(encoded.encode("utf-8")).digest()
-
-
-@dataclass(frozen=True)
-class Screening:
-    reasons: tuple[str, ...]
-
-    @property
-    def quarantined(self) -> bool:
-        return bool(self.reasons)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"quarantined": self.quarantined, "reasons": list(self.reasons)}
-
-
-def screen(*texts: str | None) -> Screening:
-    return Screening(tuple(screen_text(*texts)))
-
-
 def hidden_if_quarantined(row: dict[str, Any], include_quarantined: bool, what: str) -> None:
     """Quarantined rows are withheld from reads unless the caller opts in."""
     if row["quarantined"] and not include_quarantined:
@@ -205,47 +157,3 @@ def wrap_json(value: Any) -> Any:
 
 
 # --- idempotency ------------------------------------------------------------------------
-class IdempotentWrites:
-    """client_request_id handling over the shared `idempotency_keys` table (from 0002).
-
-    The key is claimed by the first statement of the write's own transaction, so the stored
-    answer commits with the write or not at all; a concurrent claim of the same key waits on
-    the primary key, then replays our answer."""
-
-    _run: Callable[..., Awaitable[Any]]
-
-    async def _keyed_write(
-        self,
-        principal: Principal,
-        namespace: str,
-        request_id: str | None,
-        operation: str,
-        args: dict[str, Any],
-        body: Callable[[Conn], Awaitable[dict[str, Any]]],
-    ) -> dict[str, Any]:
-        key = {"namespace": namespace, "surface": principal.surface, "request_id": request_id}
-        digest = request_hash(operation, args)
-
-        async def write(conn: Conn) -> dict[str, Any]:
-            if request_id is not None:
-                claimed = await one(conn, "work.claim_request",
-                                    {**key, "operation": operation, "request_hash": digest})
-                if claimed is None:
-                    stored = await one(conn, "work.stored_request", key)
-                    if stored is None:
-                        raise Retryable("the idempotency record changed under this request")
-                    if stored["operation"] != operation or bytes(stored["request_hash"]) != digest:
-                        raise IdempotencyMismatch(
-                            "this client_request_id was already used for a different request",
-                            client_request_id=request_id,
-                        )
-                    response = dict(stored["response"])
-                    response["outcome"] = "replayed"
-                    return response
-            result = await body(conn)
-            if request_id is not None:
-                await conn.execute(q("work.store_response"), {**key, "response": Jsonb(result)})
-            return result
-
-        # With a key a lost connection is safe to retry: the retry replays or redoes.
-        return await self._run(namespace, write, retry_safe=request_id is not None)

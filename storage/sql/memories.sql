@@ -22,23 +22,6 @@ RETURNING id;
 -- name: is_in_past
 SELECT %(ts)s::timestamptz <= now() AS past;
 
--- name: claim_request
--- Claim a client_request_id before writing. A concurrent claim of the same key waits here
--- for ours to commit (then finds the stored answer) or roll back (then claims it itself).
-INSERT INTO idempotency_keys (namespace, surface, request_id, operation, request_hash, response)
-VALUES (%(namespace)s, %(surface)s, %(request_id)s, %(operation)s, %(request_hash)s, '{}'::jsonb)
-ON CONFLICT (namespace, surface, request_id) DO NOTHING
-RETURNING request_id;
-
--- name: stored_request
-SELECT operation, request_hash, response
-  FROM idempotency_keys
- WHERE namespace = %(namespace)s AND surface = %(surface)s AND request_id = %(request_id)s;
-
--- name: store_response
-UPDATE idempotency_keys SET response = %(response)s
- WHERE namespace = %(namespace)s AND surface = %(surface)s AND request_id = %(request_id)s;
-
 -- name: active_by_hash
 SELECT * FROM memories
  WHERE namespace = %(namespace)s AND content_hash = %(content_hash)s AND status = 'ACTIVE';

@@ -1,0 +1,30 @@
+"""Opaque keyset-pagination cursors: a position in a table's `seq` order, nothing else."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+from errors import InvalidInput
+
+_VERSION = "v1"
+
+
+def encode_cursor(seq: int) -> str:
+    return base64.urlsafe_b64encode(f"{_VERSION}:{seq}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str | None) -> int | None:
+    """The `seq` a cursor stands for; INVALID_INPUT for anything this server did not issue."""
+    if cursor is None:
+        return None
+    if not isinstance(cursor, str) or len(cursor) > 64:
+        raise InvalidInput("cursor is not one this server issued", field="cursor")
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        version, _, seq = raw.partition(":")
+        if version != _VERSION:
+            raise ValueError(raw)
+        return int(seq)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise InvalidInput("cursor is not one this server issued", field="cursor") from None
