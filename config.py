@@ -59,6 +59,7 @@ class Settings(BaseSettings):
     # ONNX threads for the model; by default half the cores, so embedding never starves the
     # request path of CPU on a small machine.
     embed_threads: int = Field(default_factory=lambda: max(1, (os.cpu_count() or 2) // 2), ge=1)
+    embed_max_tokens: int = Field(default=256, ge=16, le=512)
     embed_worker: bool = True
     embed_max_attempts: int = Field(default=5, ge=1)
     hnsw_ef_search: int = Field(default=100, ge=1, le=1000)
