@@ -3,6 +3,13 @@ VENV    ?= .venv
 PYTHON  ?= python3
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed-stamp
+# The offline ONNX export of all-MiniLM-L6-v2 beside the checkout, when present (as in CI).
+MODEL_DIR := $(abspath ../shared/models/all-MiniLM-L6-v2)
+ifeq ($(origin MEMHUB_EMBED_MODEL_PATH), undefined)
+ifneq ($(wildcard $(MODEL_DIR)/model.onnx),)
+export MEMHUB_EMBED_MODEL_PATH := $(MODEL_DIR)
+endif
+endif
 
 .PHONY: install run test migrate smoke lint lock conformance bench clean
 
