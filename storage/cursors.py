@@ -28,3 +28,11 @@ def decode_cursor(cursor: str | None) -> int | None:
         return int(seq)
     except (ValueError, binascii.Error, UnicodeDecodeError):
         raise InvalidInput("cursor is not one this server issued", field="cursor") from None
+
+
+def keyset_page(rows: list, limit: int, to_dict) -> tuple[list, str | None]:
+    """(items, next_cursor) from `limit + 1` rows fetched in `seq` order: the extra row only
+    says whether another page exists."""
+    page = rows[:limit]
+    next_cursor = encode_cursor(page[-1]["seq"]) if len(rows) > limit else None
+    return [to_dict(row) for row in page], next_cursor

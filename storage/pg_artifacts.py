@@ -16,6 +16,7 @@ from typing import Any
 
 from errors import InvalidInput, NotFound, TooLarge
 from storage.base import Principal, check_namespace
+from storage.cursors import keyset_page
 from storage.pg_core import ALL_NAMESPACES
 from storage.queries import q
 from storage.sanitize import wrap_untrusted
@@ -28,7 +29,6 @@ from storage.work_common import (
     Conn,
     bounded_limit,
     decode_cursor,
-    encode_cursor,
     iso,
     many,
     one,
@@ -157,11 +157,8 @@ class ArtifactStore:
         async def read(conn: Conn) -> dict[str, Any]:
             rows = await many(conn, "artifacts.list", {"namespace": namespace,
                                                        "before_seq": before, "limit": limit + 1})
-            page = rows[:limit]
-            return {
-                "artifacts": [artifact_dict(r) for r in page],
-                "next_cursor": encode_cursor(page[-1]["seq"]) if len(rows) > limit else None,
-            }
+            items, next_cursor = keyset_page(rows, limit, artifact_dict)
+            return {"artifacts": items, "next_cursor": next_cursor}
 
         return await self._run(namespace, read, retry_safe=True)
 

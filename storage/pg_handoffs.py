@@ -11,6 +11,7 @@ from typing import Any
 
 from errors import Conflict, InvalidInput, NotFound
 from storage.base import Principal, check_namespace
+from storage.cursors import keyset_page
 from storage.sanitize import wrap_untrusted
 from storage.work_common import (
     BODY_MAX,
@@ -25,7 +26,6 @@ from storage.work_common import (
     IdempotentWrites,
     bounded_limit,
     decode_cursor,
-    encode_cursor,
     hidden_if_quarantined,
     iso,
     many,
@@ -154,10 +154,7 @@ class HandoffStore(IdempotentWrites):
                 "namespace": namespace, "status": status, "limit": limit + 1,
                 "before_seq": before, "include_quarantined": include_quarantined,
             })
-            page = rows[:limit]
-            return {
-                "handoffs": [handoff_dict(r) for r in page],
-                "next_cursor": encode_cursor(page[-1]["seq"]) if len(rows) > limit else None,
-            }
+            items, next_cursor = keyset_page(rows, limit, handoff_dict)
+            return {"handoffs": items, "next_cursor": next_cursor}
 
         return await self._run(namespace, read, retry_safe=True)

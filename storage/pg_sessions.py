@@ -17,6 +17,7 @@ from psycopg.types.json import Jsonb
 
 from errors import Conflict, IdempotencyMismatch, InvalidInput, NotFound, TooLarge
 from storage.base import Principal, check_namespace
+from storage.cursors import keyset_page
 from storage.sanitize import wrap_untrusted
 from storage.work_common import (
     EVENT_ID_MAX,
@@ -30,7 +31,6 @@ from storage.work_common import (
     IdempotentWrites,
     bounded_limit,
     decode_cursor,
-    encode_cursor,
     hidden_if_quarantined,
     iso,
     json_strings,
@@ -217,11 +217,8 @@ class SessionStore(IdempotentWrites):
                 "namespace": namespace, "status": status, "limit": limit + 1,
                 "before_seq": before, "include_quarantined": include_quarantined,
             })
-            page = rows[:limit]
-            return {
-                "sessions": [session_dict(r) for r in page],
-                "next_cursor": encode_cursor(page[-1]["seq"]) if len(rows) > limit else None,
-            }
+            items, next_cursor = keyset_page(rows, limit, session_dict)
+            return {"sessions": items, "next_cursor": next_cursor}
 
         return await self._run(namespace, read, retry_safe=True)
 
