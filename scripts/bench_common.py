@@ -1,6 +1,6 @@
 """A throwaway memhub for benchmarks: embedded PostgreSQL in a temp dir, migrated, served by
-uvicorn on a loopback port in this process, with a known token. Nothing is mocked: the
-benchmarks drive it through a real MCP client over HTTP, like any connector."""
+memhub's own process on a loopback port, with a known token. Nothing is mocked: the benchmarks
+drive it through a real MCP client over HTTP, like any connector."""
 
 from __future__ import annotations
 
@@ -10,17 +10,18 @@ import platform
 import shutil
 import socket
 import statistics
+import subprocess
+import sys
 import tempfile
-import threading
 import time
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import httpx
-import uvicorn
 from fastmcp import Client
 from fastmcp.client.transports import StreamableHttpTransport
 
+ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "mh_bench_" + "0" * 32
 
 
@@ -55,45 +56,49 @@ def _free_port() -> int:
 
 @contextmanager
 def local_memhub(**overrides):
-    """Yield (base_url, settings, admin_dsn) for a fresh memhub on embedded PostgreSQL."""
-    from app import create_app
+    """Yield (base_url, settings, admin_dsn) for a fresh memhub on embedded PostgreSQL.
+
+    memhub runs as its own process (`python app.py`, as `make run` does), so the benchmark's
+    client never shares an interpreter or a GIL with the server it measures. `overrides` are
+    Settings fields, passed as MEMHUB_* environment variables."""
     from config import Settings
     from storage.embedded import EmbeddedPostgres
 
     workdir = Path(tempfile.mkdtemp(prefix="memhub-bench-"))
     cluster = EmbeddedPostgres(workdir)
     dsn = cluster.start()
-    values = {
-        "database_url": dsn,
-        "mcp_auth_token": TOKEN,
-        "data_dir": workdir,
-        "log_level": "WARNING",
-    }
-    values.update(overrides)
-    settings = Settings(**values)
     port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_config=None,
-                       access_log=False, lifespan="on")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
+    values = {"mcp_auth_token": TOKEN, "data_dir": workdir, "log_level": "WARNING",
+              "port": port, **overrides}
+    settings = Settings(database_url=dsn, **values)
+    env = {**os.environ, "DATABASE_URL": dsn}
+    env.update({f"MEMHUB_{key.upper()}": str(value) for key, value in values.items()})
+    env["MCP_AUTH_TOKEN"] = TOKEN
+    log = open(workdir / "memhub.log", "w")
+    server = subprocess.Popen([sys.executable, str(ROOT / "app.py")], env=env, cwd=ROOT,
+                              stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    else:
-        raise TimeoutError("memhub did not become healthy")
     try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if server.poll() is not None:
+                raise RuntimeError(f"memhub exited: see {workdir / 'memhub.log'}")
+            try:
+                if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        else:
+            raise TimeoutError("memhub did not become healthy")
         yield base, settings, dsn
     finally:
-        server.should_exit = True
-        thread.join(timeout=60)
+        server.terminate()
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
         cluster.stop()
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Search latency and write throughput at 1k, 10k and 100k memories in one namespace.
 
-    python scripts/bench_search.py [--sizes 1000,10000,100000] [--queries 200] [--out FILE]
+    python scripts/bench_search.py [--sizes 1000,10000,100000] [--queries 200]
+                                   [--embed-threads 2] [--out FILE]
 
 What it measures, per corpus size:
 - SQL time of each retrieval leg, from EXPLAIN (ANALYZE) of the exact statements the server
@@ -136,14 +137,25 @@ def bulk_insert(dsn: str, start: int, stop: int) -> None:
 
 
 def sql_times(dsn: str, settings, texts: list[str]) -> dict[str, float]:
-    """Median EXPLAIN ANALYZE execution time (ms) of each leg over `texts`."""
+    """Median EXPLAIN ANALYZE execution time (ms) of each leg over `texts`. The lexical leg is
+    two statements (its words, then the leg: storage/sql/search.sql); both are counted."""
     from fastembed import TextEmbedding
 
-    from storage.pg_search import LEXICAL_MIN_COVERAGE
+    from storage.pg_search import (
+        LEXICAL_CANDIDATES,
+        LEXICAL_MIN_COVERAGE,
+        LEXICAL_RERANK,
+        search_gucs,
+    )
     from storage.queries import q
 
     model = TextEmbedding(settings.embed_model, specific_model_path=str(settings.embed_model_path))
     times: dict[str, list[float]] = {"lexical": [], "semantic": []}
+
+    def explain(conn, sql: str, params: dict) -> float:
+        plan = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params).fetchone()[0]
+        return plan[0]["Execution Time"]
+
     with psycopg.connect(dsn, autocommit=True) as conn:
         register_vector(conn)
         conn.execute("SET ROLE memhub_app")
@@ -153,25 +165,45 @@ def sql_times(dsn: str, settings, texts: list[str]) -> dict[str, float]:
                       "query": text, "min_coverage": LEXICAL_MIN_COVERAGE, "embedding": vector,
                       "model": settings.embed_model,
                       "max_distance": settings.semantic_max_distance,
-                      "ef_search": str(settings.hnsw_ef_search)}
+                      "ef_search": str(settings.hnsw_ef_search),
+                      "candidates": LEXICAL_CANDIDATES, "rerank": LEXICAL_RERANK}
             with conn.transaction():
                 conn.execute("SELECT set_config('memhub.namespaces', %s, true)", [NAMESPACE])
-                conn.execute(q("search.set_semantic_scan"), params)
-                for leg in ("lexical", "semantic"):
-                    plan = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + q(f"search.{leg}"),
-                                        params).fetchone()[0]
-                    times[leg].append(plan[0]["Execution Time"])
+                for name, value in search_gucs(settings.hnsw_ef_search).items():
+                    conn.execute("SELECT set_config(%s, %s, true)", [name, value])
+                lexical = explain(conn, q("search.lexical_terms"), params)
+                words = conn.execute(q("search.lexical_terms"), params).fetchone()
+                if words[2] is not None:
+                    lexical += explain(conn, q("search.lexical"), {
+                        **params, "terms": words[0], "need": words[1], "gate": words[2],
+                        "any_term": words[3]})
+                times["lexical"].append(lexical)
+                times["semantic"].append(explain(conn, q("search.semantic"), params))
     return {leg: round(statistics.median(v), 3) for leg, v in times.items()}
 
 
-async def e2e_times(base_url: str, texts: list[str]) -> dict[str, float]:
+async def e2e_times(base_url: str, texts: list[str], mode: str = "hybrid",
+                    repeat: bool = False) -> dict[str, float]:
+    """memory_search latency through MCP. repeat=True asks the first query every time (the
+    query-embedding cache answers); otherwise every query is new and is embedded."""
     latencies = []
     async with mcp_client(base_url) as client:
         await client.call_tool("memory_search", {"namespace": NAMESPACE, "query": "warm up"})
         for text in texts:
             started = time.perf_counter()
-            await client.call_tool("memory_search", {"namespace": NAMESPACE, "query": text,
-                                                     "mode": "hybrid"})
+            await client.call_tool("memory_search", {
+                "namespace": NAMESPACE, "query": texts[0] if repeat else text, "mode": mode})
+            latencies.append((time.perf_counter() - started) * 1000)
+    return summary_ms(latencies)
+
+
+async def call_overhead(base_url: str, calls: int = 200) -> dict[str, float]:
+    """The floor under every tool call: `stats` (two small queries) through the same client."""
+    latencies = []
+    async with mcp_client(base_url) as client:
+        for _ in range(calls):
+            started = time.perf_counter()
+            await client.call_tool("stats", {})
             latencies.append((time.perf_counter() - started) * 1000)
     return summary_ms(latencies)
 
@@ -199,8 +231,9 @@ async def searchable_delay(base_url: str, samples: int = 10) -> dict[str, float]
 async def bench(args) -> dict:
     sizes = [int(s) for s in args.sizes.split(",")]
     texts = queries(args.queries)
-    report: dict = {"machine": machine(), "sizes": {}, "queries_per_size": len(texts)}
-    with local_memhub() as (base_url, settings, dsn):
+    report: dict = {"machine": machine(), "sizes": {}, "queries_per_size": len(texts),
+                    "embed_threads": args.embed_threads}
+    with local_memhub(embed_threads=args.embed_threads) as (base_url, settings, dsn):
         if settings.embed_model_path is None:
             raise SystemExit("set MEMHUB_EMBED_MODEL_PATH to the model directory")
         first = min(sizes[0], 1000)
@@ -227,8 +260,14 @@ async def bench(args) -> dict:
                 loaded = size
             sql = sql_times(dsn, settings, texts[:50])
             e2e = await e2e_times(base_url, texts)
-            report["sizes"][size] = {"sql_ms": sql, "e2e_ms": e2e}
-            print(f"{size:>7}: sql {sql}  e2e {e2e}", flush=True)
+            report["sizes"][size] = {
+                "sql_ms": sql,
+                "e2e_ms": e2e,
+                "e2e_repeated_query_ms": await e2e_times(base_url, texts, repeat=True),
+                "e2e_lexical_ms": await e2e_times(base_url, texts, mode="lexical"),
+                "stats_call_ms": await call_overhead(base_url),
+            }
+            print(f"{size:>7}: {json.dumps(report['sizes'][size])}", flush=True)
     base = report["sizes"][sizes[0]]["sql_ms"]
     top = report["sizes"][sizes[-1]]["sql_ms"]
     report["sql_growth"] = {leg: round(top[leg] / base[leg], 2) if base[leg] else None
@@ -241,6 +280,8 @@ def main() -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--embed-threads", type=int, default=2,
+                        help="MEMHUB_EMBED_THREADS for the server (default: both cores)")
     parser.add_argument("--out", default=str(ROOT / "docs" / "perf.json"))
     args = parser.parse_args()
     report = asyncio.run(bench(args))

@@ -25,6 +25,8 @@ from config import Settings
 logger = logging.getLogger(__name__)
 
 LOADING, READY, UNAVAILABLE = "loading", "ready", "unavailable"
+# Texts per model call within a document batch (see Embedder.embed_documents).
+DOC_BATCH = 16
 
 # One loaded model per (name, path) per process: an app rebuilt in the same process (tests,
 # benchmarks, a reload) reuses it instead of loading another ~100 MB ONNX session, which
@@ -174,10 +176,18 @@ class Embedder:
 
     # --- embedding ------------------------------------------------------------------------
     def embed_documents(self, texts: Sequence[str]) -> list[np.ndarray]:
-        """One model call for the whole batch (blocking: run it in a thread)."""
+        """Vectors for `texts`, in order (blocking: run it in a thread).
+
+        The model pads every text of a batch to the longest one, so texts are embedded in
+        length order, DOC_BATCH at a time: a short memory never pays for a long neighbour."""
         if not self.ready:
             raise RuntimeError(f"embedding model is {self._state}")
-        return list(self._model.embed(list(texts), batch_size=max(len(texts), 1)))
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        vectors = self._model.embed([texts[i] for i in order], batch_size=DOC_BATCH)
+        out: list[Any] = [None] * len(texts)
+        for i, vector in zip(order, vectors, strict=True):
+            out[i] = vector
+        return out
 
     def embed_query(self, text: str) -> np.ndarray:
         """The query's vector, from the LRU when it was asked before (blocking)."""

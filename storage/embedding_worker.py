@@ -62,9 +62,10 @@ async def process_batch(backend: PgCore, embedder: Embedder, *, batch: int, max_
             else:
                 todo.append(job)
         vectors, errors = await _embed(embedder, todo)
+        upserts = []
         for job, vector, error in zip(todo, vectors, errors, strict=True):
             if error is None:
-                await conn.execute(q("embeddings.upsert_vector"), {
+                upserts.append({
                     "memory_id": job["memory_id"],
                     "namespace": job["namespace"],
                     # The text embedded is the row's current one, so label it with that revision.
@@ -86,6 +87,10 @@ async def process_batch(backend: PgCore, embedder: Embedder, *, batch: int, max_
                            "attempts": outcome["attempts"], "status": outcome["status"],
                            "error": error[:200]},
                 )
+        if upserts:
+            # One pipelined batch instead of a round trip per vector.
+            async with conn.cursor() as cur:
+                await cur.executemany(q("embeddings.upsert_vector"), upserts)
         if finished:
             await conn.execute(q("embeddings.delete_jobs"), {"ids": finished})
         return counts

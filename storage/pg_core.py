@@ -12,7 +12,7 @@ import hashlib
 import hmac
 import logging
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -102,8 +102,11 @@ class PgCore:
 
     # --- transactions ---------------------------------------------------------------------
     @asynccontextmanager
-    async def _tx(self, namespaces: str | Sequence[str]) -> AsyncIterator[psycopg.AsyncConnection]:
+    async def _tx(
+        self, namespaces: str | Sequence[str], gucs: Mapping[str, str] | None = None
+    ) -> AsyncIterator[psycopg.AsyncConnection]:
         """One transaction confined (by RLS) to `namespaces` ('*' for operator-wide reads).
+        `gucs`: more transaction-local settings, set in the same round trip as the scope.
 
         Driver errors leave as memhub errors; a connection lost while COMMIT was in flight is
         UNKNOWN_OUTCOME, before that RETRYABLE.
@@ -113,8 +116,11 @@ class PgCore:
         try:
             async with self.pool.connection() as conn:
                 async with conn.transaction():
+                    extra = list((gucs or {}).items())
                     await conn.execute(
-                        "SELECT set_config('memhub.namespaces', %s, true)", [scope]
+                        "SELECT set_config('memhub.namespaces', %s, true)"
+                        + ", set_config(%s, %s, true)" * len(extra),
+                        [scope, *(v for pair in extra for v in pair)],
                     )
                     yield conn
                     committing = True
@@ -127,6 +133,7 @@ class PgCore:
         fn: Callable[[psycopg.AsyncConnection], Awaitable[T]],
         *,
         retry_safe: bool,
+        gucs: Mapping[str, str] | None = None,
     ) -> T:
         """Run `fn` in a scoped transaction; retry once on a genuine disconnect if safe.
 
@@ -137,7 +144,7 @@ class PgCore:
         attempts = 2 if retry_safe else 1
         for attempt in range(1, attempts + 1):
             try:
-                async with self._tx(namespaces) as conn:
+                async with self._tx(namespaces, gucs) as conn:
                     result = await fn(conn)
                 return result
             except (Retryable, UnknownOutcome) as err:

@@ -12,7 +12,7 @@ run outside any request, with no caller bound, and keep their own scope.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 
 from storage.base import Principal
@@ -42,5 +42,5 @@ def confine(namespaces: str | Sequence[str], principal: Principal | None) -> str
 class TokenScope:
     """Mixin placed before PgCore: narrows every transaction to the bound caller's scope."""
 
-    def _tx(self, namespaces: str | Sequence[str]):
-        return super()._tx(confine(namespaces, _CALLER.get()))
+    def _tx(self, namespaces: str | Sequence[str], gucs: Mapping[str, str] | None = None):
+        return super()._tx(confine(namespaces, _CALLER.get()), gucs)

@@ -4,8 +4,11 @@ Both legs run in ONE read transaction scoped (by RLS) to the namespace, and both
 `live_memories`, so stage 0 (ACTIVE, not expired) binds before anything is ranked; the final
 rows are re-read through the same view. Fusion is RRF over ranks (storage.fusion).
 
-The query is embedded before a connection is taken, so a model call never holds a pooled
-connection.
+The query is embedded in a thread WHILE a hybrid search's lexical leg runs in PostgreSQL (they
+are different processes, so on a small machine they overlap instead of adding up). That leg
+runs in its own short transaction so a pooled connection never waits on the model; the
+semantic leg and the final read run in a second one, whose stage-0 re-read is what the caller
+gets.
 """
 
 from __future__ import annotations
@@ -47,6 +50,10 @@ MAX_LEG_DEPTH = 200
 # lexical hit (one- and two-word queries: one word; five words: two). Chosen by the same rule as
 # the semantic gate in docs/eval/threshold-sweep.md.
 LEXICAL_MIN_COVERAGE = 0.34
+# The lexical leg's bounded work (storage/sql/search.sql, docs/perf.md): at most this many rows
+# passing the index gate are scored, and the best LEXICAL_RERANK by ts_rank get ts_rank_cd.
+LEXICAL_CANDIDATES = 1000
+LEXICAL_RERANK = 200
 # memory_context ranks this many candidates before packing.
 CONTEXT_DEPTH = 100
 CONTEXT_RECENT_DEPTH = 300
@@ -78,14 +85,16 @@ class SearchStore:
         query = check_query(query, required=True)
         limit = check_int(limit, "limit", 1, MAX_LIMIT)
         kinds, tags, mode = check_kinds(kinds), check_tags(tags), check_mode(mode)
-        vector, degraded = await self._query_vector(query, mode)
         depth = min(max(2 * limit, MIN_LEG_DEPTH), MAX_LEG_DEPTH)
+        lexical, vector, degraded = await self._prepare(namespace, query, mode, kinds, tags,
+                                                        depth)
 
         async def read(conn: psycopg.AsyncConnection) -> list[dict[str, Any]]:
-            ranked = await self._ranked(conn, namespace, query, vector, mode, kinds, tags, depth)
+            ranked = await self._ranked(conn, namespace, query, vector, mode, kinds, tags, depth,
+                                        lexical)
             return await self._materialise(conn, namespace, ranked[:limit])
 
-        results = await self._run(namespace, read, retry_safe=True)
+        results = await self._run(namespace, read, retry_safe=True, gucs=self._search_gucs())
         return {
             "results": [
                 {"memory": memory_dict(r["row"]), "score": round(r["score"], 6), "why": r["why"]}
@@ -113,15 +122,16 @@ class SearchStore:
         budget_tokens = check_int(budget_tokens, "budget_tokens", 1, MAX_BUDGET_TOKENS)
         kinds = check_kinds(kinds)
         degraded = not self._model_ready()
-        vector = None
+        vector = lexical = None
         if query is not None:
-            vector, degraded = await self._query_vector(query, "hybrid")
+            lexical, vector, degraded = await self._prepare(namespace, query, "hybrid", kinds,
+                                                            None, CONTEXT_DEPTH)
         model = self.embedder.model_name if self.embedder is not None else ""
 
         async def read(conn: psycopg.AsyncConnection):
             if query is not None:
                 ranked = await self._ranked(conn, namespace, query, vector, "hybrid", kinds,
-                                            None, CONTEXT_DEPTH)
+                                            None, CONTEXT_DEPTH, lexical)
                 found = await self._materialise(conn, namespace, ranked)
                 top = max((r["score"] for r in found), default=1.0)
                 scored = [(r["row"], r["score"] / top) for r in found]
@@ -139,7 +149,8 @@ class SearchStore:
                 vectors = {r["id"]: r["embedding"] for r in await cur.fetchall()}
             return scored, vectors
 
-        scored, vectors = await self._run(namespace, read, retry_safe=True)
+        scored, vectors = await self._run(namespace, read, retry_safe=True,
+                                          gucs=self._search_gucs())
         candidates = [
             Candidate(key=str(row["id"]), kind=row["kind"], item=context_item(row),
                       relevance=max(relevance, 1e-6), vector=_as_array(vectors.get(row["id"])))
@@ -155,8 +166,40 @@ class SearchStore:
         }
 
     # --- internals ------------------------------------------------------------------------
+    def _search_gucs(self) -> dict[str, str]:
+        return search_gucs(self.settings.hnsw_ef_search)
+
     def _model_ready(self) -> bool:
         return self.embedder is not None and self.embedder.ready
+
+    async def _prepare(
+        self,
+        namespace: str,
+        query: str,
+        mode: str,
+        kinds: list[str] | None,
+        tags: list[str] | None,
+        depth: int,
+    ) -> tuple[list[Any] | None, np.ndarray | None, bool]:
+        """(lexical ids or None, query vector or None, degraded). For `hybrid` the lexical leg
+        runs in its own read transaction while the query is embedded; other modes have only
+        one leg, which runs with the final read."""
+        embedding = asyncio.ensure_future(self._query_vector(query, mode))
+        lexical = None
+        try:
+            if mode == "hybrid":
+                params = {"namespace": namespace, "kinds": kinds, "tags": tags, "depth": depth}
+
+                async def leg(conn: psycopg.AsyncConnection) -> list[Any]:
+                    return await self._lexical(conn, query, params)
+
+                lexical = await self._run(namespace, leg, retry_safe=True,
+                                          gucs=self._search_gucs())
+        finally:
+            # An embedding nobody awaits (the leg failed first) must not log "never retrieved".
+            embedding.add_done_callback(lambda f: f.cancelled() or f.exception())
+        vector, degraded = await embedding
+        return lexical, vector, degraded
 
     async def _query_vector(self, query: str, mode: str) -> tuple[np.ndarray | None, bool]:
         """(vector or None, degraded). Semantic-only without a model is an error, not a silent
@@ -192,18 +235,17 @@ class SearchStore:
         kinds: list[str] | None,
         tags: list[str] | None,
         depth: int,
+        lexical: list[Any] | None = None,
     ) -> list[dict[str, Any]]:
-        """Run the legs the mode asks for and fuse them: [{id, score, why}], best first."""
+        """Run the legs the mode asks for (`lexical`: that leg's ids, already run) and fuse
+        them: [{id, score, why}], best first."""
         params = {"namespace": namespace, "kinds": kinds, "tags": tags, "depth": depth}
         legs: dict[str, list[Any]] = {}
         distances: dict[Any, float] = {}
         if mode in ("hybrid", "lexical"):
-            cur = await conn.execute(q("search.lexical"), {
-                **params, "query": query, "min_coverage": self.lexical_min_coverage})
-            legs["lexical"] = [r["id"] for r in await cur.fetchall()]
+            legs["lexical"] = (lexical if lexical is not None
+                               else await self._lexical(conn, query, params))
         if mode in ("hybrid", "semantic") and vector is not None:
-            await conn.execute(q("search.set_semantic_scan"),
-                               {"ef_search": str(self.settings.hnsw_ef_search)})
             cur = await conn.execute(q("search.semantic"), {
                 **params, "embedding": vector, "model": self.embedder.model_name,
                 "max_distance": self.settings.semantic_max_distance})
@@ -224,6 +266,20 @@ class SearchStore:
             for f in fused
         ]
 
+    async def _lexical(self, conn: psycopg.AsyncConnection, query: str,
+                       params: dict[str, Any]) -> list[Any]:
+        """The lexical leg's ids, best first: two round trips (search.sql says why)."""
+        cur = await conn.execute(q("search.lexical_terms"), {
+            "query": query, "min_coverage": self.lexical_min_coverage})
+        words = await cur.fetchone()
+        if words is None or words["gate"] is None:
+            return []  # only stopwords: nothing to match on
+        cur = await conn.execute(q("search.lexical"), {
+            **params, "terms": words["terms"], "need": words["need"], "gate": words["gate"],
+            "any_term": words["any_term"], "candidates": LEXICAL_CANDIDATES,
+            "rerank": max(LEXICAL_RERANK, params["depth"])})
+        return [r["id"] for r in await cur.fetchall()]
+
     async def _materialise(
         self, conn: psycopg.AsyncConnection, namespace: str, ranked: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
@@ -241,6 +297,22 @@ def context_item(row: dict[str, Any]) -> dict[str, Any]:
     text = f"{row['title']}\n{row['content']}" if row["title"] else row["content"]
     return {"id": str(row["id"]), "kind": row["kind"], "revision": row["current_revision"],
             "text": wrap_untrusted(text)}
+
+
+def search_gucs(ef_search: int) -> dict[str, str]:
+    """Transaction-local settings of every search transaction (set with its scope):
+    - hnsw.ef_search / iterative_scan: HNSW breadth, and iterative scans so filters applied
+      after the index (stage 0, kinds, tags, namespace) still yield enough rows;
+    - plan_cache_mode: plan each statement for its actual values (a tsquery's selectivity
+      decides between the GIN index and anything else);
+    - enable_seqscan off: a LIMIT makes a sequential scan look cheap to the planner, but it
+      tests @@ on every row when matches are rare; the indexes always serve these reads."""
+    return {
+        "hnsw.ef_search": str(ef_search),
+        "hnsw.iterative_scan": "relaxed_order",
+        "plan_cache_mode": "force_custom_plan",
+        "enable_seqscan": "off",
+    }
 
 
 def _as_array(value: Any):

@@ -2,35 +2,48 @@
 -- expired) and excludes quarantined rows BEFORE any ranking: a retired memory is never a
 -- candidate, so no score can bring it back.
 
--- name: set_semantic_scan
--- Per transaction: HNSW breadth, and iterative scans so filters applied after the index
--- (stage 0, kinds, tags, namespace) still yield enough rows (pgvector >= 0.8).
-SELECT set_config('hnsw.ef_search', %(ef_search)s, true),
-       set_config('hnsw.iterative_scan', 'relaxed_order', true);
+-- Every search transaction also sets, with its scope, the planner and HNSW settings listed
+-- in SearchStore._search_gucs (storage/pg_search.py).
+
+-- name: lexical_terms
+-- First round trip of the lexical leg: the query's meaningful words (memhub_query_terms, 0003),
+-- how many a memory must match, the index gate for that (memhub_coverage_query, 0006) and
+-- their OR for ts_rank_cd. They travel back as values so the planner sees the real tsquery (and
+-- its lexeme statistics) when it plans the leg.
+SELECT t AS terms, need, memhub_coverage_query(t, need) AS gate,
+       (SELECT memhub_tsquery_or(x) FROM unnest(t) AS x) AS any_term
+  FROM (SELECT t, greatest(1, ceil(cardinality(t) * %(min_coverage)s::float8))::int AS need
+          FROM memhub_query_terms(%(query)s) AS t) words;
 
 -- name: lexical
--- A memory qualifies when it matches at least `min_coverage` of the query's meaningful words
--- (memhub_query_terms, 0003); ranked by how many words it matches, then ts_rank_cd over their OR.
-WITH terms AS (
-    SELECT t, cardinality(t) AS n FROM memhub_query_terms(%(query)s) AS t
-), any_term AS (
-    SELECT memhub_tsquery_or(x) AS q, min(n) AS n FROM terms, unnest(terms.t) AS x
-)
+-- A memory qualifies when it matches at least `need` of the query's words; ranked by how many it
+-- matches, then ts_rank_cd over their OR. Bounded work at any size: the GIN index yields at most
+-- `candidates` rows passing the gate (which rows, when more pass, is the index's order: stated
+-- in docs/perf.md); ts_rank (cheap) keeps the best `rerank` of those and only they pay for
+-- ts_rank_cd's cover-density pass.
 SELECT id, matched, rank
   FROM (
-    SELECT m.id, m.seq,
-           (SELECT count(*) FROM terms, unnest(terms.t) AS x WHERE m.search_tsv @@ x)::int
-               AS matched,
-           ts_rank_cd(m.search_tsv, a.q)::float8 AS rank,
-           a.n
-      FROM live_memories m, any_term a
-     WHERE m.namespace = %(namespace)s
-       AND NOT m.quarantined
-       AND m.search_tsv @@ a.q
-       AND (%(kinds)s::text[] IS NULL OR m.kind = ANY (%(kinds)s::text[]))
-       AND (%(tags)s::text[] IS NULL OR m.tags @> %(tags)s::text[])
+    SELECT c.id, c.seq, c.matched,
+           ts_rank_cd(c.search_tsv, %(any_term)s::tsquery)::float8 AS rank
+      FROM (
+        SELECT g.*
+          FROM (
+            SELECT m.id, m.seq, m.search_tsv,
+                   (SELECT count(*) FROM unnest(%(terms)s::tsquery[]) AS x
+                     WHERE m.search_tsv @@ x)::int AS matched
+              FROM live_memories m
+             WHERE m.namespace = %(namespace)s
+               AND NOT m.quarantined
+               AND m.search_tsv @@ %(gate)s::tsquery
+               AND (%(kinds)s::text[] IS NULL OR m.kind = ANY (%(kinds)s::text[]))
+               AND (%(tags)s::text[] IS NULL OR m.tags @> %(tags)s::text[])
+             LIMIT %(candidates)s
+          ) g
+         WHERE g.matched >= %(need)s
+         ORDER BY g.matched DESC, ts_rank(g.search_tsv, %(any_term)s::tsquery) DESC, g.seq DESC
+         LIMIT %(rerank)s
+      ) c
   ) scored
- WHERE matched >= greatest(1, ceil(n * %(min_coverage)s::float8))
  ORDER BY matched DESC, rank DESC, seq DESC
  LIMIT %(depth)s;
 

@@ -1,0 +1,51 @@
+-- The lexical leg at scale (docs/perf.md). Three things made it read every row of a namespace:
+--
+-- 1. Row-level security. A query's own conditions may only be used as index conditions when
+--    their functions are LEAKPROOF (otherwise they must run after the policy's filter). The
+--    `tsvector @@ tsquery` function, ts_match_vq, is not marked so, so under RLS the GIN index
+--    was never used: every search tested @@ on every row of the namespace. ts_match_vq reads
+--    only its two arguments and raises no data-dependent error, so it is marked LEAKPROOF here.
+--    That needs a superuser (the embedded PostgreSQL is one); on a managed server without that
+--    right the migration says so and search stays correct, only slower on large namespaces.
+-- 2. One GIN index over every namespace: a small project paid for a large one's postings.
+--    The index now leads with the namespace (btree_gin, a trusted contrib extension).
+--    fastupdate is off so searches never scan an unmerged pending list after a burst of writes.
+-- 3. Ranking every row that matched ANY query word. memhub_coverage_query builds the gate the
+--    index can answer directly: "at least `need` of these words" as an OR of ANDs (for up to six
+--    words; longer queries fall back to any word and are filtered after).
+
+DO $$
+BEGIN
+    ALTER FUNCTION ts_match_vq(tsvector, tsquery) LEAKPROOF;
+EXCEPTION WHEN insufficient_privilege THEN
+    RAISE WARNING 'memhub: cannot mark ts_match_vq LEAKPROOF (needs a superuser): under row-level '
+                  'security keyword search will not use its GIN index and will slow down on '
+                  'namespaces with tens of thousands of memories. Results are unaffected.';
+END
+$$;
+
+CREATE EXTENSION IF NOT EXISTS btree_gin;
+
+CREATE INDEX memories_namespace_tsv ON memories USING gin (namespace, search_tsv)
+    WITH (fastupdate = off);
+DROP INDEX memories_tsv;
+
+-- The tsquery matching at least `need` of `terms` (each term one query word with its variants).
+-- need <= 1, or more than six words (the OR of ANDs would grow combinatorially): any term.
+CREATE FUNCTION memhub_coverage_query(terms tsquery[], need int) RETURNS tsquery
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    WITH RECURSIVE size AS (SELECT coalesce(cardinality(terms), 0) AS n),
+    combos(last, q, k) AS (
+        SELECT i, terms[i], 1 FROM size, generate_series(1, size.n) AS i
+        UNION ALL
+        SELECT i, c.q && terms[i], c.k + 1
+          FROM combos c, size, generate_series(c.last + 1, size.n) AS i
+         WHERE c.k < least(need, size.n)
+    )
+    SELECT CASE
+        WHEN size.n = 0 THEN NULL
+        WHEN need <= 1 OR size.n > 6 THEN (SELECT memhub_tsquery_or(x) FROM unnest(terms) AS x)
+        ELSE (SELECT memhub_tsquery_or(q) FROM combos WHERE k = least(need, size.n))
+    END
+      FROM size
+$$;
