@@ -173,10 +173,10 @@ def sql_times(dsn: str, settings, texts: list[str]) -> dict[str, float]:
                     conn.execute("SELECT set_config(%s, %s, true)", [name, value])
                 lexical = explain(conn, q("search.lexical_terms"), params)
                 words = conn.execute(q("search.lexical_terms"), params).fetchone()
-                if words[2] is not None:
+                if words[2]:
                     lexical += explain(conn, q("search.lexical"), {
-                        **params, "terms": words[0], "need": words[1], "gate": words[2],
-                        "any_term": words[3]})
+                        **params, "terms": words[0], "need": words[1], "gates": words[2],
+                        "below": words[3], "any_term": words[4]})
                 times["lexical"].append(lexical)
                 times["semantic"].append(explain(conn, q("search.semantic"), params))
     return {leg: round(statistics.median(v), 3) for leg, v in times.items()}

@@ -50,8 +50,8 @@ MAX_LEG_DEPTH = 200
 # lexical hit (one- and two-word queries: one word; five words: two). Chosen by the same rule as
 # the semantic gate in docs/eval/threshold-sweep.md.
 LEXICAL_MIN_COVERAGE = 0.34
-# The lexical leg's bounded work (storage/sql/search.sql, docs/perf.md): at most this many rows
-# passing the index gate are scored, and the best LEXICAL_RERANK by ts_rank get ts_rank_cd.
+# The lexical leg's bounded work (storage/sql/search.sql, docs/perf.md): at most this many rows,
+# read best coverage tier first, are scored, and the best LEXICAL_RERANK by ts_rank get ts_rank_cd.
 LEXICAL_CANDIDATES = 1000
 LEXICAL_RERANK = 200
 # memory_context ranks this many candidates before packing.
@@ -272,12 +272,12 @@ class SearchStore:
         cur = await conn.execute(q("search.lexical_terms"), {
             "query": query, "min_coverage": self.lexical_min_coverage})
         words = await cur.fetchone()
-        if words is None or words["gate"] is None:
+        if words is None or not words["gates"]:
             return []  # only stopwords: nothing to match on
         cur = await conn.execute(q("search.lexical"), {
-            **params, "terms": words["terms"], "need": words["need"], "gate": words["gate"],
-            "any_term": words["any_term"], "candidates": LEXICAL_CANDIDATES,
-            "rerank": max(LEXICAL_RERANK, params["depth"])})
+            **params, "terms": words["terms"], "need": words["need"], "gates": words["gates"],
+            "below": words["below"], "any_term": words["any_term"],
+            "candidates": LEXICAL_CANDIDATES, "rerank": max(LEXICAL_RERANK, params["depth"])})
         return [r["id"] for r in await cur.fetchall()]
 
     async def _materialise(

@@ -7,42 +7,50 @@
 
 -- name: lexical_terms
 -- First round trip of the lexical leg: the query's meaningful words (memhub_query_terms, 0003),
--- how many a memory must match, the index gate for that (memhub_coverage_query, 0006) and
--- their OR for ts_rank_cd. They travel back as values so the planner sees the real tsquery (and
--- its lexeme statistics) when it plans the leg.
-SELECT t AS terms, need, memhub_coverage_query(t, need) AS gate,
+-- how many a memory must match, the index gates for that, best tier first
+-- (memhub_coverage_tiers, 0006), and the words' OR for ranking. They travel back as values so
+-- the planner sees the real tsqueries (and their lexeme statistics) when it plans the leg.
+SELECT t AS terms, need, tiers.gates, tiers.below,
        (SELECT memhub_tsquery_or(x) FROM unnest(t) AS x) AS any_term
   FROM (SELECT t, greatest(1, ceil(cardinality(t) * %(min_coverage)s::float8))::int AS need
-          FROM memhub_query_terms(%(query)s) AS t) words;
+          FROM memhub_query_terms(%(query)s) AS t) words,
+       memhub_coverage_tiers(t, need) AS tiers;
 
 -- name: lexical
 -- A memory qualifies when it matches at least `need` of the query's words; ranked by how many it
--- matches, then ts_rank_cd over their OR. Bounded work at any size: the GIN index yields at most
--- `candidates` rows passing the gate (which rows, when more pass, is the index's order: stated
--- in docs/perf.md); ts_rank (cheap) keeps the best `rerank` of those and only they pay for
--- ts_rank_cd's cover-density pass.
+-- matches, then ts_rank_cd over their OR. Bounded work at any size: the tiers are read in order
+-- (every word, then all but one, ...), each through the GIN index, until `candidates` rows are
+-- in hand, so when more qualify, the ones left out match no more words than every one kept
+-- (which of a tier's rows is the index's order: docs/perf.md). ts_rank (cheap) keeps the best
+-- `rerank` of the candidates and only they pay for ts_rank_cd's cover-density pass.
 SELECT id, matched, rank
   FROM (
     SELECT c.id, c.seq, c.matched,
            ts_rank_cd(c.search_tsv, %(any_term)s::tsquery)::float8 AS rank
       FROM (
         SELECT g.*
-          FROM (
-            SELECT m.id, m.seq, m.search_tsv,
-                   (SELECT count(*) FROM unnest(%(terms)s::tsquery[]) AS x
-                     WHERE m.search_tsv @@ x)::int AS matched
-              FROM live_memories m
-             WHERE m.namespace = %(namespace)s
-               AND NOT m.quarantined
-               AND m.search_tsv @@ %(gate)s::tsquery
-               AND (%(kinds)s::text[] IS NULL OR m.kind = ANY (%(kinds)s::text[]))
-               AND (%(tags)s::text[] IS NULL OR m.tags @> %(tags)s::text[])
+          FROM unnest(%(gates)s::tsquery[], %(below)s::int[]) AS tier(gate, below)
+         CROSS JOIN LATERAL (
+            SELECT h.*
+              FROM (
+                SELECT m.id, m.seq, m.search_tsv,
+                       (SELECT count(*) FROM unnest(%(terms)s::tsquery[]) AS x
+                         WHERE m.search_tsv @@ x)::int AS matched
+                  FROM live_memories m
+                 WHERE m.namespace = %(namespace)s
+                   AND NOT m.quarantined
+                   AND m.search_tsv @@ tier.gate
+                   AND (%(kinds)s::text[] IS NULL OR m.kind = ANY (%(kinds)s::text[]))
+                   AND (%(tags)s::text[] IS NULL OR m.tags @> %(tags)s::text[])
+                 OFFSET 0  -- keep `matched` computed once per row, below the filter
+              ) h
+             WHERE h.matched >= %(need)s AND h.matched < tier.below
              LIMIT %(candidates)s
-          ) g
-         WHERE g.matched >= %(need)s
-         ORDER BY g.matched DESC, ts_rank(g.search_tsv, %(any_term)s::tsquery) DESC, g.seq DESC
-         LIMIT %(rerank)s
+         ) g
+         LIMIT %(candidates)s
       ) c
+     ORDER BY c.matched DESC, ts_rank(c.search_tsv, %(any_term)s::tsquery) DESC, c.seq DESC
+     LIMIT %(rerank)s
   ) scored
  ORDER BY matched DESC, rank DESC, seq DESC
  LIMIT %(depth)s;

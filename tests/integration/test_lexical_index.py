@@ -58,16 +58,17 @@ def _insert(db_conn) -> None:
         " FROM memories")
 
 
-def _leg(conn, query: str, explain: bool = False):
+def _leg(conn, query: str, explain: bool = False, candidates: int = LEXICAL_CANDIDATES,
+         depth: int = 50, min_coverage: float = LEXICAL_MIN_COVERAGE):
     conn.execute("SELECT set_config('memhub.namespaces', %s, true)", [NS])
     for name, value in search_gucs(100).items():  # as the server's search transactions do
         conn.execute("SELECT set_config(%s, %s, true)", [name, value])
     words = conn.execute(q("search.lexical_terms"),
-                         {"query": query, "min_coverage": LEXICAL_MIN_COVERAGE}).fetchone()
-    params = {"namespace": NS, "kinds": None, "tags": None, "depth": 50,
-              "terms": words["terms"], "need": words["need"], "gate": words["gate"],
-              "any_term": words["any_term"], "candidates": LEXICAL_CANDIDATES,
-              "rerank": LEXICAL_RERANK}
+                         {"query": query, "min_coverage": min_coverage}).fetchone()
+    params = {"namespace": NS, "kinds": None, "tags": None, "depth": depth,
+              "terms": words["terms"], "need": words["need"], "gates": words["gates"],
+              "below": words["below"], "any_term": words["any_term"],
+              "candidates": candidates, "rerank": max(LEXICAL_RERANK, depth)}
     if explain:
         row = conn.execute("EXPLAIN (FORMAT JSON) " + q("search.lexical"), params).fetchone()
         return json.dumps(row["QUERY PLAN"]), words
@@ -86,6 +87,13 @@ def test_the_lexical_leg_uses_its_gin_index_under_rls(corpus, db_dsn):
     assert any("@@" in node.get("Index Cond", "") for node in scans), plan
 
 
+def _matches(corpus, words: list[str]) -> dict:
+    """Brute force over the namespace, as the owner, in Python: id -> query words it contains."""
+    contents = corpus.execute(
+        "SELECT id, content FROM memories WHERE namespace = %s", [NS]).fetchall()
+    return {r[0]: sum(w in r[1].split() for w in words) for r in contents}
+
+
 def _nodes(node: dict):
     yield node
     for child in node.get("Plans", []):
@@ -101,11 +109,7 @@ def test_the_lexical_leg_returns_what_its_rule_says(corpus, db_dsn):
         rows, words = _leg(conn, query)
         conn.rollback()
     assert words["need"] == math.ceil(3 * LEXICAL_MIN_COVERAGE) == 2
-    # Brute force over the same namespace, as the owner, in Python.
-    contents = corpus.execute(
-        "SELECT id, content FROM memories WHERE namespace = %s", [NS]).fetchall()
-    matched = {r[0]: sum(w in r[1].split() for w in ("redis", "kafka", "canary"))
-               for r in contents}
+    matched = _matches(corpus, ["redis", "kafka", "canary"])
     best = max(matched.values())
     returned = [r["id"] for r in rows]
     assert returned, "the leg found nothing"
@@ -117,3 +121,54 @@ def test_the_lexical_leg_returns_what_its_rule_says(corpus, db_dsn):
     other = {r[0] for r in corpus.execute(
         "SELECT id FROM memories WHERE namespace = %s", [OTHER]).fetchall()}
     assert not other & set(returned)                         # never another tenant's row
+
+
+def test_a_small_candidate_cap_still_keeps_the_best_covered_memories(corpus, db_dsn):
+    """Over a thousand rows match one of the words, 36 all three. With room for only 30
+    candidates, all 30 must come from the every-word tier: the cap may cut inside a tier,
+    never promote a one-word match over a three-word one (index order is by row, not merit)."""
+    import psycopg
+
+    matched = _matches(corpus, ["redis", "kafka", "canary"])
+    full = {i for i, n in matched.items() if n == 3}
+    assert len(full) > 30 and sum(n >= 1 for n in matched.values()) > 1000
+    with psycopg.connect(db_dsn, row_factory=dict_row) as conn:
+        conn.execute("SET ROLE memhub_app")
+        rows, _ = _leg(conn, "redis kafka canary", candidates=30, depth=30)
+        conn.rollback()
+    assert len(rows) == 30 and {r["id"] for r in rows} <= full
+
+
+def test_a_long_query_keeps_the_coverage_rule(corpus, db_dsn):
+    """Twelve words, at least three to match: the exact tiers stop where their gates grow too
+    large (at least 9 of 12 would take 220 combinations) and the last gate is a superset (any
+    two words), filtered on the exact count. The rule holds all the same."""
+    import psycopg
+
+    words = ["ledger", "webhook", "redis", "kafka", "invoice", "tenant", "canary", "nightly",
+             "budget", "quarterly", "forecast", "region"]
+    with psycopg.connect(db_dsn, row_factory=dict_row) as conn:
+        conn.execute("SET ROLE memhub_app")
+        rows, terms = _leg(conn, " ".join(words), depth=LEXICAL_CANDIDATES, min_coverage=0.25)
+        conn.rollback()
+    assert terms["need"] == 3
+    assert terms["below"] == [13, 12, 11, 10]        # tiers 12, 11, 10, then the superset
+    matched = _matches(corpus, words)
+    expected = {i for i, n in matched.items() if n >= 3}
+    assert len(expected) > LEXICAL_CANDIDATES
+    # A full candidate set, every one of them at or above the floor.
+    assert len(rows) == LEXICAL_CANDIDATES and {r["id"] for r in rows} <= expected
+
+
+def test_coverage_gates_match_exactly_the_rows_they_promise(db_conn):
+    """memhub_at_least(terms, k) against brute force on small tsvectors, every k."""
+    words = ["alpha", "bravo", "charlie", "delta", "echo"]
+    docs = [" ".join(w for j, w in enumerate(words) if mask >> j & 1) for mask in range(32)]
+    for k in range(1, 6):
+        got = db_conn.execute(
+            """SELECT array_agg(d ORDER BY d) FROM unnest(%s::text[]) AS d
+                WHERE to_tsvector('simple', d) @@ memhub_at_least(
+                      ARRAY(SELECT to_tsquery('simple', w) FROM unnest(%s::text[]) AS w), %s)""",
+            [docs, words, k]).fetchone()[0] or []
+        want = sorted(d for d in docs if len(d.split()) >= k)
+        assert got == want, k
