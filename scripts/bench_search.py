@@ -33,7 +33,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import psycopg  # noqa: E402
-from pgvector.psycopg import register_vector  # noqa: E402
 
 from scripts.bench_common import (  # noqa: E402
     local_memhub,
@@ -136,49 +135,60 @@ def bulk_insert(dsn: str, start: int, stop: int) -> None:
         conn.execute("ANALYZE memory_embeddings")
 
 
-def sql_times(dsn: str, settings, texts: list[str]) -> dict[str, float]:
-    """Median EXPLAIN ANALYZE execution time (ms) of each leg over `texts`. The lexical leg is
-    two statements (its words, then the leg: storage/sql/search.sql); both are counted."""
-    from fastembed import TextEmbedding
+class _Explaining:
+    """An async connection that runs EXPLAIN (ANALYZE) of each statement before the statement
+    itself and adds up PostgreSQL's execution times: the lexical leg's SQL time however many
+    statements it takes (storage/lexical_leg.py)."""
 
+    def __init__(self, conn: psycopg.AsyncConnection):
+        self.conn, self.ms = conn, 0.0
+
+    async def execute(self, sql: str, params: dict):
+        cur = await self.conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
+        self.ms += (await cur.fetchone())["QUERY PLAN"][0]["Execution Time"]
+        return await self.conn.execute(sql, params)
+
+
+async def sql_times(dsn: str, settings, texts: list[str]) -> dict[str, float]:
+    """Median EXPLAIN ANALYZE execution time (ms) of each leg over `texts`, as memhub_app under
+    the server's search settings. The lexical leg's statements are summed."""
+    from fastembed import TextEmbedding
+    from pgvector.psycopg import register_vector_async
+    from psycopg.rows import dict_row
+
+    from storage.lexical_leg import lexical_leg
     from storage.pg_search import (
         LEXICAL_CANDIDATES,
         LEXICAL_MIN_COVERAGE,
         LEXICAL_RERANK,
+        MIN_LEG_DEPTH,
         search_gucs,
     )
     from storage.queries import q
 
     model = TextEmbedding(settings.embed_model, specific_model_path=str(settings.embed_model_path))
     times: dict[str, list[float]] = {"lexical": [], "semantic": []}
-
-    def explain(conn, sql: str, params: dict) -> float:
-        plan = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params).fetchone()[0]
-        return plan[0]["Execution Time"]
-
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        register_vector(conn)
-        conn.execute("SET ROLE memhub_app")
+    params = {"namespace": NAMESPACE, "kinds": None, "tags": None, "depth": MIN_LEG_DEPTH}
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True,
+                                                     row_factory=dict_row) as conn:
+        await register_vector_async(conn)
+        await conn.execute("SET ROLE memhub_app")
         for text in texts:
             vector = next(iter(model.query_embed([text])))
-            params = {"namespace": NAMESPACE, "kinds": None, "tags": None, "depth": 50,
-                      "query": text, "min_coverage": LEXICAL_MIN_COVERAGE, "embedding": vector,
-                      "model": settings.embed_model,
-                      "max_distance": settings.semantic_max_distance,
-                      "ef_search": str(settings.hnsw_ef_search),
-                      "candidates": LEXICAL_CANDIDATES, "rerank": LEXICAL_RERANK}
-            with conn.transaction():
-                conn.execute("SELECT set_config('memhub.namespaces', %s, true)", [NAMESPACE])
+            async with conn.transaction():
+                await conn.execute("SELECT set_config('memhub.namespaces', %s, true)",
+                                   [NAMESPACE])
                 for name, value in search_gucs(settings.hnsw_ef_search).items():
-                    conn.execute("SELECT set_config(%s, %s, true)", [name, value])
-                lexical = explain(conn, q("search.lexical_terms"), params)
-                words = conn.execute(q("search.lexical_terms"), params).fetchone()
-                if words[2]:
-                    lexical += explain(conn, q("search.lexical"), {
-                        **params, "terms": words[0], "need": words[1], "gates": words[2],
-                        "below": words[3], "any_term": words[4]})
-                times["lexical"].append(lexical)
-                times["semantic"].append(explain(conn, q("search.semantic"), params))
+                    await conn.execute("SELECT set_config(%s, %s, true)", [name, value])
+                explaining = _Explaining(conn)
+                await lexical_leg(explaining, text, params, min_coverage=LEXICAL_MIN_COVERAGE,
+                                  candidates=LEXICAL_CANDIDATES, rerank=LEXICAL_RERANK)
+                times["lexical"].append(explaining.ms)
+                explaining.ms = 0.0
+                await explaining.execute(q("search.semantic"), {
+                    **params, "embedding": vector, "model": settings.embed_model,
+                    "max_distance": settings.semantic_max_distance})
+                times["semantic"].append(explaining.ms)
     return {leg: round(statistics.median(v), 3) for leg, v in times.items()}
 
 
@@ -258,7 +268,7 @@ async def bench(args) -> dict:
                 print()
                 report.setdefault("bulk_load_s", {})[size] = round(time.perf_counter() - started)
                 loaded = size
-            sql = sql_times(dsn, settings, texts[:50])
+            sql = await sql_times(dsn, settings, texts[:50])
             e2e = await e2e_times(base_url, texts)
             report["sizes"][size] = {
                 "sql_ms": sql,

@@ -32,6 +32,7 @@ from storage.base_search import (
 )
 from storage.context_pack import Candidate, pack
 from storage.fusion import rrf
+from storage.lexical_leg import lexical_leg
 from storage.memory_dicts import memory_dict
 from storage.queries import q
 from storage.sanitize import wrap_untrusted
@@ -50,8 +51,8 @@ MAX_LEG_DEPTH = 200
 # lexical hit (one- and two-word queries: one word; five words: two). Chosen by the same rule as
 # the semantic gate in docs/eval/threshold-sweep.md.
 LEXICAL_MIN_COVERAGE = 0.34
-# The lexical leg's bounded work (storage/sql/search.sql, docs/perf.md): at most this many rows,
-# read best coverage tier first, are scored, and the best LEXICAL_RERANK by ts_rank get ts_rank_cd.
+# The lexical leg's bounded work (storage/lexical_leg.py, docs/perf.md): at most this many
+# candidates, best coverage first; the best LEXICAL_RERANK of them by ts_rank get ts_rank_cd.
 LEXICAL_CANDIDATES = 1000
 LEXICAL_RERANK = 200
 # memory_context ranks this many candidates before packing.
@@ -268,17 +269,11 @@ class SearchStore:
 
     async def _lexical(self, conn: psycopg.AsyncConnection, query: str,
                        params: dict[str, Any]) -> list[Any]:
-        """The lexical leg's ids, best first: two round trips (search.sql says why)."""
-        cur = await conn.execute(q("search.lexical_terms"), {
-            "query": query, "min_coverage": self.lexical_min_coverage})
-        words = await cur.fetchone()
-        if words is None or not words["gates"]:
-            return []  # only stopwords: nothing to match on
-        cur = await conn.execute(q("search.lexical"), {
-            **params, "terms": words["terms"], "need": words["need"], "gates": words["gates"],
-            "below": words["below"], "any_term": words["any_term"],
-            "candidates": LEXICAL_CANDIDATES, "rerank": max(LEXICAL_RERANK, params["depth"])})
-        return [r["id"] for r in await cur.fetchall()]
+        """The lexical leg's ids, best first (storage/lexical_leg.py)."""
+        rows = await lexical_leg(conn, query, params, min_coverage=self.lexical_min_coverage,
+                                 candidates=LEXICAL_CANDIDATES,
+                                 rerank=max(LEXICAL_RERANK, params["depth"]))
+        return [r["id"] for r in rows]
 
     async def _materialise(
         self, conn: psycopg.AsyncConnection, namespace: str, ranked: list[dict[str, Any]]

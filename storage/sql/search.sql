@@ -6,51 +6,50 @@
 -- in SearchStore._search_gucs (storage/pg_search.py).
 
 -- name: lexical_terms
--- First round trip of the lexical leg: the query's meaningful words (memhub_query_terms, 0003),
--- how many a memory must match, the index gates for that, best tier first
--- (memhub_coverage_tiers, 0006), and the words' OR for ranking. They travel back as values so
--- the planner sees the real tsqueries (and their lexeme statistics) when it plans the leg.
-SELECT t AS terms, need, tiers.gates, tiers.below,
-       (SELECT memhub_tsquery_or(x) FROM unnest(t) AS x) AS any_term
+-- The lexical leg (storage/lexical_leg.py) starts here: the query's meaningful words
+-- (memhub_query_terms, 0003), how many a memory must match, and the words' OR for ranking. The
+-- index gates are built from the words and sent back as values, so the planner sees the real
+-- tsqueries (and their lexeme statistics) when it plans each level.
+SELECT t AS terms, need, (SELECT memhub_tsquery_or(x) FROM unnest(t) AS x) AS any_term
   FROM (SELECT t, greatest(1, ceil(cardinality(t) * %(min_coverage)s::float8))::int AS need
-          FROM memhub_query_terms(%(query)s) AS t) words,
-       memhub_coverage_tiers(t, need) AS tiers;
+          FROM memhub_query_terms(%(query)s) AS t) words;
 
--- name: lexical
--- A memory qualifies when it matches at least `need` of the query's words; ranked by how many it
--- matches, then ts_rank_cd over their OR. Bounded work at any size: the tiers are read in order
--- (every word, then all but one, ...), each through the GIN index, until `candidates` rows are
--- in hand, so when more qualify, the ones left out match no more words than every one kept
--- (which of a tier's rows is the index's order: docs/perf.md). ts_rank (cheap) keeps the best
--- `rerank` of the candidates and only they pay for ts_rank_cd's cover-density pass.
+-- name: lexical_level
+-- One coverage level: live memories the GIN index passes through `gate` that match at least
+-- `floor` of the words, at most `take` of them (the index's order).
+SELECT id, matched
+  FROM (
+    SELECT m.id,
+           (SELECT count(*) FROM unnest(%(terms)s::tsquery[]) AS x
+             WHERE m.search_tsv @@ x)::int AS matched
+      FROM live_memories m
+     WHERE m.namespace = %(namespace)s
+       AND NOT m.quarantined
+       AND m.search_tsv @@ %(gate)s::tsquery
+       AND (%(kinds)s::text[] IS NULL OR m.kind = ANY (%(kinds)s::text[]))
+       AND (%(tags)s::text[] IS NULL OR m.tags @> %(tags)s::text[])
+    OFFSET 0  -- compute `matched` once per row, below the filter on it
+  ) h
+ WHERE h.matched >= %(floor)s
+ LIMIT %(take)s;
+
+-- name: lexical_rank
+-- The candidates, re-read through stage 0 (a memory retired since its level was read drops
+-- out), ranked by words matched, then ts_rank_cd over their OR. ts_rank (cheaper) keeps the
+-- best `rerank` first: only they pay for ts_rank_cd's cover-density pass.
 SELECT id, matched, rank
   FROM (
-    SELECT c.id, c.seq, c.matched,
-           ts_rank_cd(c.search_tsv, %(any_term)s::tsquery)::float8 AS rank
+    SELECT r.id, r.seq, r.matched,
+           ts_rank_cd(r.search_tsv, %(any_term)s::tsquery)::float8 AS rank
       FROM (
-        SELECT g.*
-          FROM unnest(%(gates)s::tsquery[], %(below)s::int[]) AS tier(gate, below)
-         CROSS JOIN LATERAL (
-            SELECT h.*
-              FROM (
-                SELECT m.id, m.seq, m.search_tsv,
-                       (SELECT count(*) FROM unnest(%(terms)s::tsquery[]) AS x
-                         WHERE m.search_tsv @@ x)::int AS matched
-                  FROM live_memories m
-                 WHERE m.namespace = %(namespace)s
-                   AND NOT m.quarantined
-                   AND m.search_tsv @@ tier.gate
-                   AND (%(kinds)s::text[] IS NULL OR m.kind = ANY (%(kinds)s::text[]))
-                   AND (%(tags)s::text[] IS NULL OR m.tags @> %(tags)s::text[])
-                 OFFSET 0  -- keep `matched` computed once per row, below the filter
-              ) h
-             WHERE h.matched >= %(need)s AND h.matched < tier.below
-             LIMIT %(candidates)s
-         ) g
-         LIMIT %(candidates)s
-      ) c
-     ORDER BY c.matched DESC, ts_rank(c.search_tsv, %(any_term)s::tsquery) DESC, c.seq DESC
-     LIMIT %(rerank)s
+        SELECT m.id, m.seq, m.search_tsv, c.matched
+          FROM unnest(%(ids)s::uuid[], %(matched)s::int[]) AS c(id, matched)
+          JOIN live_memories m ON m.id = c.id
+         WHERE m.namespace = %(namespace)s
+           AND NOT m.quarantined
+         ORDER BY c.matched DESC, ts_rank(m.search_tsv, %(any_term)s::tsquery) DESC, m.seq DESC
+         LIMIT %(rerank)s
+      ) r
   ) scored
  ORDER BY matched DESC, rank DESC, seq DESC
  LIMIT %(depth)s;

@@ -1,27 +1,26 @@
-"""The lexical leg is answered by its GIN index under row-level security (migration 0006).
+"""The lexical leg at scale (migration 0006, storage/lexical_leg.py).
 
 Under RLS a query's own condition can only become an index condition if its function is
 LEAKPROOF; `tsvector @@ tsquery` is not, out of the box, so without 0006 every keyword search
-tested @@ on every row of the namespace (400 ms at 100k memories; docs/perf.md). This test
-plans the exact statement the server runs, as memhub_app under a namespace scope, and requires
-the (namespace, search_tsv) index in the plan. It also checks the leg's answer against a
-brute-force reading of its rule on the same rows.
+tested @@ on every row of the namespace (400 ms at 100k memories; docs/perf.md). These tests
+plan the exact statement the server runs, as memhub_app under a namespace scope, and require
+the (namespace, search_tsv) index in the plan; then they run the leg itself and check its answer
+against a brute-force reading of its rule on the same rows, with room for every candidate and
+with a cap far below the number that qualify.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 
+import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from storage.pg_search import (
-    LEXICAL_CANDIDATES,
-    LEXICAL_MIN_COVERAGE,
-    LEXICAL_RERANK,
-    search_gucs,
-)
+from storage.lexical_leg import at_least, coverage_levels, lexical_leg
+from storage.pg_search import LEXICAL_CANDIDATES, LEXICAL_MIN_COVERAGE, search_gucs
 from storage.queries import q
 
 NS, OTHER = "big-proj", "other-proj"
@@ -58,33 +57,45 @@ def _insert(db_conn) -> None:
         " FROM memories")
 
 
-def _leg(conn, query: str, explain: bool = False, candidates: int = LEXICAL_CANDIDATES,
-         depth: int = 50, min_coverage: float = LEXICAL_MIN_COVERAGE):
-    conn.execute("SELECT set_config('memhub.namespaces', %s, true)", [NS])
-    for name, value in search_gucs(100).items():  # as the server's search transactions do
-        conn.execute("SELECT set_config(%s, %s, true)", [name, value])
-    words = conn.execute(q("search.lexical_terms"),
-                         {"query": query, "min_coverage": min_coverage}).fetchone()
-    params = {"namespace": NS, "kinds": None, "tags": None, "depth": depth,
-              "terms": words["terms"], "need": words["need"], "gates": words["gates"],
-              "below": words["below"], "any_term": words["any_term"],
-              "candidates": candidates, "rerank": max(LEXICAL_RERANK, depth)}
-    if explain:
-        row = conn.execute("EXPLAIN (FORMAT JSON) " + q("search.lexical"), params).fetchone()
-        return json.dumps(row["QUERY PLAN"]), words
-    return conn.execute(q("search.lexical"), params).fetchall(), words
+def _scope(namespace: str = NS):
+    return [("SELECT set_config('memhub.namespaces', %s, true)", [namespace])] + [
+        ("SELECT set_config(%s, %s, true)", [name, value])       # as the server's search
+        for name, value in search_gucs(100).items()]              # transactions do
+
+
+def _leg(db_dsn: str, query: str, *, candidates: int = LEXICAL_CANDIDATES, depth: int = 50,
+         min_coverage: float = LEXICAL_MIN_COVERAGE, rerank: int = 200):
+    """Run the leg as memhub_app, the way SearchStore does: (rows, need)."""
+    async def run():
+        async with await psycopg.AsyncConnection.connect(db_dsn, row_factory=dict_row) as conn:
+            await conn.execute("SET ROLE memhub_app")
+            async with conn.transaction():
+                for sql, args in _scope():
+                    await conn.execute(sql, args)
+                rows = await lexical_leg(
+                    conn, query, {"namespace": NS, "kinds": None, "tags": None, "depth": depth},
+                    min_coverage=min_coverage, candidates=candidates, rerank=max(rerank, depth))
+                cur = await conn.execute(q("search.lexical_terms"),
+                                         {"query": query, "min_coverage": min_coverage})
+                return rows, (await cur.fetchone())["need"]
+    return asyncio.run(run())
 
 
 def test_the_lexical_leg_uses_its_gin_index_under_rls(corpus, db_dsn):
-    import psycopg
-
     with psycopg.connect(db_dsn, row_factory=dict_row) as conn:
         conn.execute("SET ROLE memhub_app")
-        plan, _ = _leg(conn, "redis kafka canary", explain=True)
-    scans = [node for node in _nodes(json.loads(plan)[0]["Plan"])
+        for sql, args in _scope():
+            conn.execute(sql, args)
+        words = conn.execute(q("search.lexical_terms"), {
+            "query": "redis kafka canary", "min_coverage": LEXICAL_MIN_COVERAGE}).fetchone()
+        gate, floor = coverage_levels(words["terms"], words["need"])[0]
+        plan = conn.execute("EXPLAIN (FORMAT JSON) " + q("search.lexical_level"), {
+            "namespace": NS, "kinds": None, "tags": None, "terms": words["terms"],
+            "gate": gate, "floor": floor, "take": 1001}).fetchone()["QUERY PLAN"]
+    scans = [node for node in _nodes(plan[0]["Plan"])
              if node.get("Index Name") == "memories_namespace_tsv"]
     # The words themselves must be the index condition, not a filter run on every row.
-    assert any("@@" in node.get("Index Cond", "") for node in scans), plan
+    assert any("@@" in node.get("Index Cond", "") for node in scans), json.dumps(plan)
 
 
 def _matches(corpus, words: list[str]) -> dict:
@@ -101,58 +112,47 @@ def _nodes(node: dict):
 
 
 def test_the_lexical_leg_returns_what_its_rule_says(corpus, db_dsn):
-    import psycopg
-
-    query = "redis kafka canary"
-    with psycopg.connect(db_dsn, row_factory=dict_row) as conn:
-        conn.execute("SET ROLE memhub_app")
-        rows, words = _leg(conn, query)
-        conn.rollback()
-    assert words["need"] == math.ceil(3 * LEXICAL_MIN_COVERAGE) == 2
+    rows, need = _leg(db_dsn, "redis kafka canary")
+    assert need == math.ceil(3 * LEXICAL_MIN_COVERAGE) == 2
     matched = _matches(corpus, ["redis", "kafka", "canary"])
     best = max(matched.values())
     returned = [r["id"] for r in rows]
-    assert returned, "the leg found nothing"
     assert len(returned) == 50
     assert all(matched[i] >= 2 for i in returned)          # the coverage floor
-    assert matched[returned[0]] == best == 3                # best tier first
+    assert matched[returned[0]] == best == 3                # best coverage first
     counts = [r["matched"] for r in rows]
     assert counts == sorted(counts, reverse=True)
+    assert counts == [matched[i] for i in returned]         # counted as brute force counts
     other = {r[0] for r in corpus.execute(
         "SELECT id FROM memories WHERE namespace = %s", [OTHER]).fetchall()}
     assert not other & set(returned)                         # never another tenant's row
 
 
 def test_a_small_candidate_cap_still_keeps_the_best_covered_memories(corpus, db_dsn):
-    """Over a thousand rows match one of the words, 36 all three. With room for only 30
-    candidates, all 30 must come from the every-word tier: the cap may cut inside a tier,
-    never promote a one-word match over a three-word one (index order is by row, not merit)."""
-    import psycopg
-
+    """676 rows match at least two of the words, 36 all three. Asked for 30, or with room for
+    only 30 candidates, all 30 must match all three words: a cut may fall inside a level, never
+    promote a two-word match over a three-word one (index order is by row, not merit)."""
     matched = _matches(corpus, ["redis", "kafka", "canary"])
     full = {i for i, n in matched.items() if n == 3}
-    assert len(full) > 30 and sum(n >= 1 for n in matched.values()) > 1000
-    with psycopg.connect(db_dsn, row_factory=dict_row) as conn:
-        conn.execute("SET ROLE memhub_app")
-        rows, _ = _leg(conn, "redis kafka canary", candidates=30, depth=30)
-        conn.rollback()
-    assert len(rows) == 30 and {r["id"] for r in rows} <= full
+    assert len(full) > 30 and sum(n >= 2 for n in matched.values()) > 600
+    for candidates, depth in ((1000, 30), (30, 30), (30, 100)):
+        rows, _ = _leg(db_dsn, "redis kafka canary", candidates=candidates, depth=depth,
+                       rerank=30)
+        assert len(rows) == 30 and {r["id"] for r in rows} <= full, (candidates, depth)
+    # Room for 100: all 36 full matches, then two-word ones.
+    rows, _ = _leg(db_dsn, "redis kafka canary", candidates=100, depth=100)
+    assert {r["id"] for r in rows[:36]} == full and len(rows) == 100
+    assert all(matched[r["id"]] == 2 for r in rows[36:])
 
 
 def test_a_long_query_keeps_the_coverage_rule(corpus, db_dsn):
-    """Twelve words, at least three to match: the exact tiers stop where their gates grow too
-    large (at least 9 of 12 would take 220 combinations) and the last gate is a superset (any
-    two words), filtered on the exact count. The rule holds all the same."""
-    import psycopg
-
+    """Twelve words, at least three to match: "at least 3 of 12" would take 660 word tests per
+    row, so the first gate is a superset (any two words) filtered on the exact count."""
     words = ["ledger", "webhook", "redis", "kafka", "invoice", "tenant", "canary", "nightly",
              "budget", "quarterly", "forecast", "region"]
-    with psycopg.connect(db_dsn, row_factory=dict_row) as conn:
-        conn.execute("SET ROLE memhub_app")
-        rows, terms = _leg(conn, " ".join(words), depth=LEXICAL_CANDIDATES, min_coverage=0.25)
-        conn.rollback()
-    assert terms["need"] == 3
-    assert terms["below"] == [13, 12, 11, 10]        # tiers 12, 11, 10, then the superset
+    rows, need = _leg(db_dsn, " ".join(words), depth=LEXICAL_CANDIDATES,
+                      min_coverage=0.25)
+    assert need == 3
     matched = _matches(corpus, words)
     expected = {i for i, n in matched.items() if n >= 3}
     assert len(expected) > LEXICAL_CANDIDATES
@@ -161,14 +161,16 @@ def test_a_long_query_keeps_the_coverage_rule(corpus, db_dsn):
 
 
 def test_coverage_gates_match_exactly_the_rows_they_promise(db_conn):
-    """memhub_at_least(terms, k) against brute force on small tsvectors, every k."""
-    words = ["alpha", "bravo", "charlie", "delta", "echo"]
+    """at_least(terms, k), parsed and evaluated by PostgreSQL, against brute force: every
+    subset of five words (some of them phrases, as identifiers are), every k."""
+    words = ["alpha", "bravo", "charlie", "delta-echo", "foxtrot"]
+    terms = [db_conn.execute("SELECT memhub_query_terms(%s)", [w]).fetchone()[0][0]
+             for w in words]
     docs = [" ".join(w for j, w in enumerate(words) if mask >> j & 1) for mask in range(32)]
     for k in range(1, 6):
         got = db_conn.execute(
-            """SELECT array_agg(d ORDER BY d) FROM unnest(%s::text[]) AS d
-                WHERE to_tsvector('simple', d) @@ memhub_at_least(
-                      ARRAY(SELECT to_tsquery('simple', w) FROM unnest(%s::text[]) AS w), %s)""",
-            [docs, words, k]).fetchone()[0] or []
+            """SELECT coalesce(array_agg(d ORDER BY d), '{}') FROM unnest(%s::text[]) AS d
+                WHERE to_tsvector('simple', d) @@ %s::tsquery""",
+            [docs, at_least(terms, k)]).fetchone()[0]
         want = sorted(d for d in docs if len(d.split()) >= k)
         assert got == want, k

@@ -1,0 +1,49 @@
+"""The lexical leg's level plan (storage/lexical_leg.py); PostgreSQL's reading of the gates and
+the leg's answers are checked in tests/integration/test_lexical_index.py."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from storage.lexical_leg import MAX_WORD_TESTS, at_least, coverage_levels
+
+
+def _floors(n: int, need: int) -> list[int]:
+    return [floor for _, floor in coverage_levels([f"'w{i}'" for i in range(n)], need)]
+
+
+def test_short_queries_climb_one_exact_level_at_a_time():
+    terms = ["'a'", "'b'", "'c'", "'d'", "'e'"]
+    levels = coverage_levels(terms, 2)
+    assert [floor for _, floor in levels] == [2, 3, 4, 5]
+    assert levels[0][0] == at_least(terms, 2)
+    assert levels[-1][0] == "( ( 'a' ) & ( 'b' ) & ( 'c' ) & ( 'd' ) & ( 'e' ) )"
+    assert [g.count(" | ") + 1 for g, _ in levels] == [10, 10, 5, 1]
+
+
+def test_long_queries_start_from_an_affordable_superset_and_skip_the_middle():
+    terms = [f"'w{i}'" for i in range(12)]
+    levels = coverage_levels(terms, 5)
+    # "at least 5 of 12" is 792 combinations; "at least 2" (66 pairs, 132 word tests) is the
+    # first gate, still counted from 5; 6..10 are over budget, 11 and 12 are not.
+    assert levels[0] == (at_least(terms, 2), 5)
+    assert [floor for _, floor in levels] == [5, 11, 12]
+    assert _floors(8, 3) == [3, 6, 7, 8]            # 4 and 5 of 8 cost 280 word tests
+
+
+@pytest.mark.parametrize("n", [1, 2, 6, 7, 20, 64])
+def test_every_plan_starts_at_need_and_stays_bounded(n):
+    terms = [f"'w{i}'" for i in range(n)]
+    need = max(1, math.ceil(n * 0.34))
+    levels = coverage_levels(terms, need)
+    floors = [floor for _, floor in levels]
+    assert floors[0] == need and floors == sorted(set(floors))
+    assert all(g.count("'w") <= max(MAX_WORD_TESTS, n) for g, _ in levels)
+
+
+def test_no_words_no_levels_and_k_is_checked():
+    assert coverage_levels([], 1) == []
+    with pytest.raises(ValueError):
+        at_least(["'a'"], 2)
