@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """SciFact (BEIR test split) through memhub's real search path, per mode.
 
-    python scripts/bench_retrieval.py [--scifact-dir DIR] [--out docs/eval/scifact.json]
+    python scripts/bench_retrieval.py [--scifact-dir DIR] [--embed-threads 2]
+                                      [--out docs/eval/scifact.json]
 
 Each abstract becomes one memory (title + abstract, kind FACT) written with `memory_remember`
 through a real MCP client over HTTP; embeddings come from the durable embedding queue; each of
@@ -108,7 +109,8 @@ async def bench(args) -> dict:
         qrels.setdefault(qid, {})[doc_id] = int(grade)
     queries = [q for q in queries if q["id"] in qrels]
 
-    with local_memhub(embed_batch_size=64) as (base_url, settings, _):
+    with local_memhub(embed_batch_size=64, embed_threads=args.embed_threads) as (
+            base_url, settings, _):
         load_seconds = await load(base_url, docs)
         async with mcp_client(base_url) as client:
             embed_wait = await wait_embedded(client)
@@ -128,6 +130,7 @@ async def bench(args) -> dict:
         "machine": machine(),
         "model": settings.embed_model,
         "semantic_max_distance": settings.semantic_max_distance,
+        "embed_threads": args.embed_threads,
         "load_seconds": round(load_seconds, 1),
         "embedding_drain_seconds": round(embed_wait, 1),
         "modes": results,
@@ -139,6 +142,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scifact-dir", default=str(ROOT.parent / "shared" / "bench" / "scifact"))
+    parser.add_argument("--embed-threads", type=int, default=2,
+                        help="MEMHUB_EMBED_THREADS for the server (default: both cores)")
     parser.add_argument("--out", default=str(ROOT / "docs" / "eval" / "scifact.json"))
     args = parser.parse_args()
     report = asyncio.run(bench(args))

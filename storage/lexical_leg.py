@@ -4,7 +4,8 @@ by how many they match, then ts_rank_cd. SQL in storage/sql/search.sql.
 Bounded work at any size. A GIN index answers "at least k of these words" directly when the
 gate is written as the OR of every k-word AND (`at_least`), so the leg reads levels of coverage
 from the strictest (every word) down to `need`, each through the index, and stops as soon as it
-holds `depth` memories (the leg's output) or a level overflows `candidates`. Every level read
+holds `depth` memories (the leg's output) or a level overflows `candidates`: the loop is
+memhub_lexical_candidates (migration 0006), one round trip for all levels. Every level read
 is complete, so the memories it returns are exactly the best-covered ones; only when a level
 overflows does the index's order pick which of that level's rows are scored (docs/perf.md).
 Strict levels are cheap (the index skips through the rarest word's postings), so a large
@@ -71,19 +72,9 @@ async def lexical_leg(conn: Any, query: str, params: dict[str, Any], *, min_cove
     words = await cur.fetchone()
     if words is None or not words["terms"]:
         return []  # only stopwords: nothing to match on
-    found: dict[Any, int] = {}
-    for gate, floor in reversed(coverage_levels(words["terms"], words["need"])):
-        cur = await conn.execute(q("search.lexical_level"), {
-            **params, "terms": words["terms"], "gate": gate, "floor": floor,
-            "take": candidates + 1})
-        rows = await cur.fetchall()
-        found.update((r["id"], r["matched"]) for r in rows)
-        if len(found) >= params["depth"] or len(rows) > candidates:
-            break
-    if not found:
-        return []
-    best = sorted(found.items(), key=lambda item: -item[1])[:candidates]
-    cur = await conn.execute(q("search.lexical_rank"), {
-        **params, "ids": [i for i, _ in best], "matched": [m for _, m in best],
+    levels = coverage_levels(words["terms"], words["need"])
+    cur = await conn.execute(q("search.lexical"), {
+        **params, "terms": words["terms"], "gates": [g for g, _ in levels],
+        "floors": [f for _, f in levels], "take": candidates,
         "any_term": words["any_term"], "rerank": rerank})
     return await cur.fetchall()

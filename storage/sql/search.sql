@@ -14,36 +14,22 @@ SELECT t AS terms, need, (SELECT memhub_tsquery_or(x) FROM unnest(t) AS x) AS an
   FROM (SELECT t, greatest(1, ceil(cardinality(t) * %(min_coverage)s::float8))::int AS need
           FROM memhub_query_terms(%(query)s) AS t) words;
 
--- name: lexical_level
--- One coverage level: live memories the GIN index passes through `gate` that match at least
--- `floor` of the words, at most `take` of them (the index's order).
-SELECT id, matched
-  FROM (
-    SELECT m.id,
-           (SELECT count(*) FROM unnest(%(terms)s::tsquery[]) AS x
-             WHERE m.search_tsv @@ x)::int AS matched
-      FROM live_memories m
-     WHERE m.namespace = %(namespace)s
-       AND NOT m.quarantined
-       AND m.search_tsv @@ %(gate)s::tsquery
-       AND (%(kinds)s::text[] IS NULL OR m.kind = ANY (%(kinds)s::text[]))
-       AND (%(tags)s::text[] IS NULL OR m.tags @> %(tags)s::text[])
-    OFFSET 0  -- compute `matched` once per row, below the filter on it
-  ) h
- WHERE h.matched >= %(floor)s
- LIMIT %(take)s;
-
--- name: lexical_rank
--- The candidates, re-read through stage 0 (a memory retired since its level was read drops
--- out), ranked by words matched, then ts_rank_cd over their OR. ts_rank (cheaper) keeps the
--- best `rerank` first: only they pay for ts_rank_cd's cover-density pass.
+-- name: lexical
+-- The candidates (memhub_lexical_candidates, 0006: coverage levels read strictest first)
+-- re-read through stage 0, ranked by words matched, then ts_rank_cd over their OR. ts_rank
+-- (cheaper) keeps the best `rerank` first: only they pay for ts_rank_cd's cover-density pass.
 SELECT id, matched, rank
   FROM (
     SELECT r.id, r.seq, r.matched,
            ts_rank_cd(r.search_tsv, %(any_term)s::tsquery)::float8 AS rank
       FROM (
         SELECT m.id, m.seq, m.search_tsv, c.matched
-          FROM unnest(%(ids)s::uuid[], %(matched)s::int[]) AS c(id, matched)
+          FROM (SELECT f.id, max(f.matched) AS matched
+                  FROM memhub_lexical_candidates(
+                           %(namespace)s, %(terms)s::tsquery[], %(gates)s::tsquery[],
+                           %(floors)s::int[], %(take)s, %(depth)s, %(kinds)s::text[],
+                           %(tags)s::text[]) AS f
+                 GROUP BY f.id) c
           JOIN live_memories m ON m.id = c.id
          WHERE m.namespace = %(namespace)s
            AND NOT m.quarantined

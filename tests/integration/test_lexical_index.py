@@ -19,7 +19,7 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from storage.lexical_leg import at_least, coverage_levels, lexical_leg
+from storage.lexical_leg import at_least, lexical_leg
 from storage.pg_search import LEXICAL_CANDIDATES, LEXICAL_MIN_COVERAGE, search_gucs
 from storage.queries import q
 
@@ -64,10 +64,17 @@ def _scope(namespace: str = NS):
 
 
 def _leg(db_dsn: str, query: str, *, candidates: int = LEXICAL_CANDIDATES, depth: int = 50,
-         min_coverage: float = LEXICAL_MIN_COVERAGE, rerank: int = 200):
-    """Run the leg as memhub_app, the way SearchStore does: (rows, need)."""
+         min_coverage: float = LEXICAL_MIN_COVERAGE, rerank: int = 200,
+         plans: list | None = None):
+    """Run the leg as memhub_app, the way SearchStore does: (rows, need). With `plans`, the
+    plan of every statement it runs, nested ones included (auto_explain), is appended there."""
     async def run():
         async with await psycopg.AsyncConnection.connect(db_dsn, row_factory=dict_row) as conn:
+            if plans is not None:
+                conn.add_notice_handler(lambda d: plans.append(d.message_primary))
+                await conn.execute("LOAD 'auto_explain'")
+                for name, value in AUTO_EXPLAIN.items():
+                    await conn.execute("SELECT set_config(%s, %s, false)", [name, value])
             await conn.execute("SET ROLE memhub_app")
             async with conn.transaction():
                 for sql, args in _scope():
@@ -81,21 +88,26 @@ def _leg(db_dsn: str, query: str, *, candidates: int = LEXICAL_CANDIDATES, depth
     return asyncio.run(run())
 
 
+AUTO_EXPLAIN = {"auto_explain.log_format": "json", "auto_explain.log_nested_statements": "on",
+                "auto_explain.log_min_duration": "0", "auto_explain.log_level": "notice",
+                "client_min_messages": "notice"}
+
+
 def test_the_lexical_leg_uses_its_gin_index_under_rls(corpus, db_dsn):
-    with psycopg.connect(db_dsn, row_factory=dict_row) as conn:
-        conn.execute("SET ROLE memhub_app")
-        for sql, args in _scope():
-            conn.execute(sql, args)
-        words = conn.execute(q("search.lexical_terms"), {
-            "query": "redis kafka canary", "min_coverage": LEXICAL_MIN_COVERAGE}).fetchone()
-        gate, floor = coverage_levels(words["terms"], words["need"])[0]
-        plan = conn.execute("EXPLAIN (FORMAT JSON) " + q("search.lexical_level"), {
-            "namespace": NS, "kinds": None, "tags": None, "terms": words["terms"],
-            "gate": gate, "floor": floor, "take": 1001}).fetchone()["QUERY PLAN"]
-    scans = [node for node in _nodes(plan[0]["Plan"])
-             if node.get("Index Name") == "memories_namespace_tsv"]
-    # The words themselves must be the index condition, not a filter run on every row.
-    assert any("@@" in node.get("Index Cond", "") for node in scans), json.dumps(plan)
+    plans: list[str] = []
+    rows, _ = _leg(db_dsn, "redis kafka canary", plans=plans)
+    assert rows
+    bodies = [text.split("plan:", 1)[1].strip() for text in plans if "plan:" in text]
+    nodes = [node for body in bodies if body.startswith("{")
+             for node in _nodes(json.loads(body)["Plan"])]
+    # Every level reads memories through the index with the words as its condition; none
+    # tests @@ as a filter on every row of the namespace.
+    filtered = [n for n in nodes if n.get("Relation Name") == "memories"
+                and "@@" in n.get("Filter", "")]
+    assert not filtered, filtered
+    indexed = [n for n in nodes if n.get("Index Name") == "memories_namespace_tsv"
+               and "@@" in n.get("Index Cond", "")]
+    assert indexed, plans
 
 
 def _matches(corpus, words: list[str]) -> dict:
