@@ -7,12 +7,13 @@
 --    only its two arguments and raises no data-dependent error, so it is marked LEAKPROOF here.
 --    That needs a superuser (the embedded PostgreSQL is one); on a managed server without that
 --    right the migration says so and search stays correct, only slower on large namespaces.
--- 2. One GIN index over every namespace: a small project paid for a large one's postings.
---    The index now leads with the namespace (btree_gin, a trusted contrib extension).
+-- 2. One GIN index over every namespace: another project's rows matching the words were fetched
+--    from the heap, then filtered out. The namespace is now an index key (btree_gin, a trusted
+--    contrib extension), so they are excluded inside the index.
 --    fastupdate is off so searches never scan an unmerged pending list after a burst of writes.
 -- 3. Ranking every row that matched ANY query word. The leg now reads index gates for "at least
---    `need` of these words", best coverage first (storage/coverage_tiers.py), and stops once it
---    has enough candidates.
+--    `need` of these words", strictest coverage first (storage/lexical_leg.py and
+--    memhub_lexical_candidates below), and stops once it has enough candidates.
 
 DO $$
 BEGIN
