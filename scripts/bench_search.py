@@ -8,7 +8,9 @@ What it measures, per corpus size:
 - SQL time of each retrieval leg, from EXPLAIN (ANALYZE) of the exact statements the server
   runs (storage/sql/search.sql), as role memhub_app under the same RLS scope; median of runs.
 - End-to-end `memory_search` (mode=hybrid) through a real MCP client over HTTP, query embedding
-  included (every query is distinct, so the query-embedding cache never answers): p50/p95/p99.
+  included (every query is distinct, so the query-embedding cache never answers): p50/p95/p99;
+  the same with one repeated query (the cache answers), with mode=lexical, and a `stats` call
+  (the MCP + HTTP floor under every tool call).
 And once: write throughput of `memory_remember` through MCP, the time for the embedding worker
 to drain those writes, and the commit -> semantically-searchable delay.
 
@@ -192,30 +194,32 @@ async def sql_times(dsn: str, settings, texts: list[str]) -> dict[str, float]:
     return {leg: round(statistics.median(v), 3) for leg, v in times.items()}
 
 
+async def _timed_calls(base_url: str, calls: list[tuple[str, dict]]) -> dict[str, float]:
+    """Latency summary of `calls` ((tool, arguments), one after another) through one client."""
+    latencies = []
+    async with mcp_client(base_url) as client:
+        await client.call_tool("memory_search", {"namespace": NAMESPACE, "query": "warm up"})
+        for tool, arguments in calls:
+            started = time.perf_counter()
+            await client.call_tool(tool, arguments)
+            latencies.append((time.perf_counter() - started) * 1000)
+    return summary_ms(latencies)
+
+
 async def e2e_times(base_url: str, texts: list[str], mode: str = "hybrid",
                     repeat: bool = False) -> dict[str, float]:
     """memory_search latency through MCP. repeat=True asks the first query every time (the
     query-embedding cache answers); otherwise every query is new and is embedded."""
-    latencies = []
-    async with mcp_client(base_url) as client:
-        await client.call_tool("memory_search", {"namespace": NAMESPACE, "query": "warm up"})
-        for text in texts:
-            started = time.perf_counter()
-            await client.call_tool("memory_search", {
-                "namespace": NAMESPACE, "query": texts[0] if repeat else text, "mode": mode})
-            latencies.append((time.perf_counter() - started) * 1000)
-    return summary_ms(latencies)
+    return await _timed_calls(base_url, [
+        ("memory_search", {"namespace": NAMESPACE, "query": texts[0] if repeat else text,
+                           "mode": mode})
+        for text in texts])
 
 
 async def call_overhead(base_url: str, calls: int = 200) -> dict[str, float]:
-    """The floor under every tool call: `stats` (two small queries) through the same client."""
-    latencies = []
-    async with mcp_client(base_url) as client:
-        for _ in range(calls):
-            started = time.perf_counter()
-            await client.call_tool("stats", {})
-            latencies.append((time.perf_counter() - started) * 1000)
-    return summary_ms(latencies)
+    """The floor under every tool call: `stats` (it counts the namespace's memories, so it grows
+    with the corpus) through the same client."""
+    return await _timed_calls(base_url, [("stats", {})] * calls)
 
 
 async def searchable_delay(base_url: str, samples: int = 10) -> dict[str, float]:

@@ -1,14 +1,14 @@
 """`SearchStore`: hybrid retrieval and context packing over PostgreSQL (a PostgresBackend mixin).
 
-Both legs run in ONE read transaction scoped (by RLS) to the namespace, and both select from
-`live_memories`, so stage 0 (ACTIVE, not expired) binds before anything is ranked; the final
-rows are re-read through the same view. Fusion is RRF over ranks (storage.fusion).
+Every leg selects from `live_memories` inside a read transaction scoped (by RLS) to the
+namespace, so stage 0 (ACTIVE, not expired) binds before anything is ranked, and the final rows
+are re-read through the same view. Fusion is RRF over ranks (storage.fusion).
 
-The query is embedded in a thread WHILE a hybrid search's lexical leg runs in PostgreSQL (they
-are different processes, so on a small machine they overlap instead of adding up). That leg
-runs in its own short transaction so a pooled connection never waits on the model; the
-semantic leg and the final read run in a second one, whose stage-0 re-read is what the caller
-gets.
+A hybrid search uses two transactions: the lexical leg (storage/lexical_leg.py) runs in its own
+short one WHILE the query is embedded in a thread (PostgreSQL and the model are different
+processes, so on a small machine they overlap instead of adding up, and a pooled connection
+never waits on the model); the semantic leg and the final stage-0 re-read run in the second, so
+a memory retired in between drops out. Lexical- and semantic-only searches use one.
 """
 
 from __future__ import annotations
