@@ -34,7 +34,8 @@ logger = logging.getLogger("memhub")
 # Background services started in the lifespan, after the pool is open: dotted paths of
 # `async def start(rt: Runtime, stack: AsyncExitStack) -> None` functions, which register
 # their own shutdown on the stack.
-STARTUP: list[str] = ["storage.expiry:start", "storage.embedding_worker:start"]
+STARTUP: list[str] = ["storage.expiry:start", "storage.embedding_worker:start",
+                      "storage.lexicon:start"]
 
 
 def _import_string(path: str):

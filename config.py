@@ -64,9 +64,11 @@ class Settings(BaseSettings):
     embed_max_attempts: int = Field(default=5, ge=1)
     hnsw_ef_search: int = Field(default=100, ge=1, le=1000)
     semantic_max_distance: float = Field(default=0.54, gt=0, le=2)
+    semantic_neighbour_max_distance: float = Field(default=1.0, gt=0, le=2)
     rrf_k: int = Field(default=60, ge=1)
     query_cache_size: int = Field(default=1024, ge=0)
     expiry_sweep_seconds: float = Field(default=60.0, gt=0)
+    lexicon_refresh_seconds: float = Field(default=2.0, gt=0)
 
     # --- artifacts --------------------------------------------------------------------------
     artifact_max_bytes: int = Field(default=50 * 1024 * 1024, ge=1)

@@ -113,14 +113,16 @@ async def mcp_client(base_url: str, token: str = TOKEN):
 
 
 async def wait_embedded(client, timeout: float = 3600.0, progress=None) -> float:
-    """Wait until the embedding queue is empty; return the seconds waited."""
+    """Wait until the embedding queue is empty and no namespace's word statistics are due for a
+    recount (storage/lexicon.py); return the seconds waited."""
     started = time.monotonic()
     while True:
         stats = (await client.call_tool("stats", {})).structured_content
         pending = stats["embedding_queue"]["pending"]
         if progress is not None:
             progress(pending)
-        if pending == 0:
+        # Searches are measured with every vector written and the word statistics recounted.
+        if pending == 0 and not stats["lexicon"]["due"]:
             return time.monotonic() - started
         if time.monotonic() - started > timeout:
             raise TimeoutError(f"{pending} embedding jobs still pending")

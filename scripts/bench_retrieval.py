@@ -113,6 +113,7 @@ async def bench(args) -> dict:
     overrides = {"embed_batch_size": 64, "embed_threads": args.embed_threads}
     if args.semantic_max_distance is not None:
         overrides["semantic_max_distance"] = args.semantic_max_distance
+        overrides["semantic_neighbour_max_distance"] = max(args.semantic_max_distance, 1.0)
     with local_memhub(**overrides) as (base_url, settings, _):
         load_seconds = await load(base_url, docs)
         async with mcp_client(base_url) as client:

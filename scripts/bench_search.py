@@ -161,8 +161,8 @@ async def sql_times(dsn: str, settings, texts: list[str]) -> dict[str, float]:
     from storage.lexical_leg import lexical_leg
     from storage.pg_search import (
         LEXICAL_CANDIDATES,
+        LEXICAL_MAX_NEED,
         LEXICAL_MIN_COVERAGE,
-        LEXICAL_RERANK,
         MIN_LEG_DEPTH,
         search_gucs,
     )
@@ -184,12 +184,12 @@ async def sql_times(dsn: str, settings, texts: list[str]) -> dict[str, float]:
                     await conn.execute("SELECT set_config(%s, %s, true)", [name, value])
                 explaining = _Explaining(conn)
                 await lexical_leg(explaining, text, params, min_coverage=LEXICAL_MIN_COVERAGE,
-                                  candidates=LEXICAL_CANDIDATES, rerank=LEXICAL_RERANK)
+                                  max_need=LEXICAL_MAX_NEED, candidates=LEXICAL_CANDIDATES)
                 times["lexical"].append(explaining.ms)
                 explaining.ms = 0.0
                 await explaining.execute(q("search.semantic"), {
                     **params, "embedding": vector, "model": settings.embed_model,
-                    "max_distance": settings.semantic_max_distance})
+                    "max_distance": settings.semantic_neighbour_max_distance})
                 times["semantic"].append(explaining.ms)
     return {leg: round(statistics.median(v), 3) for leg, v in times.items()}
 

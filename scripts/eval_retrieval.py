@@ -31,6 +31,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from config import Settings  # noqa: E402
+from storage import lexicon  # noqa: E402
 from storage.base import Principal  # noqa: E402
 from storage.embedder import Embedder  # noqa: E402
 from storage.embedding_worker import process_batch, queue_counts  # noqa: E402
@@ -127,6 +128,8 @@ async def prepare(dsn: str, settings: Settings) -> EvalEnv:
     id_of, active, quarantined = await load_corpus(backend, dsn, corpus)
     timings["load_seconds"] = round(time.monotonic() - started, 2)
     timings["embed_seconds"] = round(await embed_all(backend, embedder, settings), 2)
+    # What the background recount (storage/lexicon.py) does within seconds of the load.
+    await lexicon.refresh(backend, corpus["namespace"])
     return EvalEnv(backend, corpus["namespace"], {v: k for k, v in id_of.items()}, id_of,
                    active, queries, timings, quarantined)
 
@@ -217,7 +220,10 @@ async def sweep(env: EvalEnv, settings: Settings) -> dict[str, Any]:
     distance_rows = []
     try:
         for gate in gates:
-            backend.settings = settings.model_copy(update={"semantic_max_distance": gate})
+            backend.settings = settings.model_copy(update={
+                "semantic_max_distance": gate,
+                "semantic_neighbour_max_distance": max(
+                    gate, settings.semantic_neighbour_max_distance)})
             row = {"gate": gate}
             for mode in ("semantic", "hybrid"):
                 result = evaluate_mode(env.queries, await run_mode(env, mode), env.active)
@@ -311,9 +317,11 @@ def render_report(results, sweep_rows, tokens, env: EvalEnv, settings: Settings,
         "`tests/eval/` (219 memories of one project, 21 supersession chains, 4 expired; "
         "57 graded queries), written before any tuning and not edited since.",
         "",
-        f"Settings: model `{settings.embed_model}`, semantic distance gate "
-        f"{settings.semantic_max_distance}, lexical coverage floor "
-        f"{env.backend.lexical_min_coverage}, RRF k={settings.rrf_k}, "
+        f"Settings: model `{settings.embed_model}`, semantic gate "
+        f"{settings.semantic_max_distance} (neighbours up to "
+        f"{settings.semantic_neighbour_max_distance} once answerable), lexical BM25 with "
+        f"coverage floor {env.backend.lexical_min_coverage} (at most "
+        f"{env.backend.lexical_max_need} words), RRF k={settings.rrf_k}, "
         f"hnsw.ef_search={settings.hnsw_ef_search}. Metrics by `ranx`; nDCG@10 uses the "
         "0/1/2 grades, recall/precision/MRR count grade >= 1 as relevant; they average over the "
         "48 answerable queries. `abstain` is the share of the 9 unanswerable queries that "
@@ -338,10 +346,11 @@ def render_report(results, sweep_rows, tokens, env: EvalEnv, settings: Settings,
         for t in TYPES) + ". Paraphrase queries (no shared words, by construction) are the "
         "weak spot: all-MiniLM-L6-v2 puts their answers at cosine distance 0.52-0.76, the same "
         "band where unanswerable queries find their nearest neighbours, so the gate that keeps "
-        "unanswerable queries empty also drops most paraphrase answers (see the sweep: with no "
-        "gate hybrid nDCG@10 is higher and abstention is 0).",
-              "", "Why the legs are fused by rank: `ts_rank_cd` is unbounded and its scale "
-              "depends on document length, weights and the number of query words; cosine "
+        "unanswerable queries empty also leaves most paraphrase queries unanswered (see the "
+        "sweep: with no gate hybrid nDCG@10 is higher and abstention is 0).",
+              "", "Why the legs are fused by rank: a text rank (BM25 here, or `ts_rank_cd`) is "
+              "unbounded and its scale depends on document length, weights, corpus statistics "
+              "and the number of query words; cosine "
               "distance lives in [0, 2] and its useful band depends on the model. Adding them "
               "lets whichever scale is larger decide, and min-max normalising per query maps a "
               "mediocre best match to 1.0 like a perfect one. RRF "

@@ -1,23 +1,34 @@
-"""The lexical leg: memories matching at least `need` of the query's n meaningful words, ranked
-by how many they match, then ts_rank_cd. SQL in storage/sql/search.sql.
+"""The lexical leg: BM25 over the memories holding the query's rare words, and over the best
+covered ones for its common words.
 
-Bounded work at any size. A GIN index answers "at least k of these words" directly when the
-gate is written as the OR of every k-word AND (`at_least`), so the leg reads levels of coverage
-from the strictest (every word) down to `need`, each through the index, and stops as soon as it
-holds `depth` memories (the leg's output) or a level overflows `candidates`: the loop is
-memhub_lexical_candidates (migration 0006), one round trip for all levels. Every level read
-is complete, so the memories it returns are exactly the best-covered ones; only when a level
-overflows does the index's order pick which of that level's rows are scored (docs/perf.md).
-Strict levels are cheap (the index skips through the rarest word's postings), so a large
-namespace usually stops after a few of them, before the loose gates that match thousands.
+Ranking. ts_rank and ts_rank_cd ignore how common a word is, so a memory matching "cache" and
+"policy" tied with one matching "redis" and "eviction". BM25 (memhub_bm25, migration 0007)
+weights each word by its inverse document frequency in the namespace (storage/lexicon.py keeps
+the counts) and saturates repeated words. A memory must still hold at least `need` of the
+query's words (the coverage floor: LEXICAL_MIN_COVERAGE of them, at most LEXICAL_MAX_NEED, in
+storage/pg_search.py).
 
-A gate costs C(n, k) x k word tests for each row the index considers; a level above that budget
-(MAX_WORD_TESTS, long queries) is skipped, and when even `need` is over it the first gate is
-"at least m" for the largest affordable m < need: a superset, filtered on the exact count.
+Bounded work at any size. Scoring every memory that holds any query word would read all the
+postings of every common word. The words are split by their document frequencies:
+- rare: the rarest words whose frequencies add up to at most `candidates`. Every memory
+  holding any of them is a candidate: one GIN index read whose size depends on how rare the
+  words are, not on the namespace's size. BM25 ranks these highest.
+- common: the others (all of them when even the rarest is in more than `candidates`
+  memories: reading it whole would not be bounded, and cutting it would be arbitrary).
+  Memories holding none of the rare words must hold `need` of these; they are read as
+  coverage levels, strictest first (every common word, all but one, ...), each an index
+  gate "at least k of these words" written as the OR of every k-word AND, and reading
+  stops once a level holds the leg's depth or overflows `candidates` rows (the plpgsql loop
+  memhub_lexical_candidates, migration 0006, one round trip). Strict levels are cheap (the
+  index intersects postings), so a large namespace usually stops after a few of them; only an
+  overflowing level is cut in index order. A gate costs C(n, k) x k word tests per row the
+  index considers; levels above MAX_WORD_TESTS are skipped (when even `need` is, the first gate
+  is the largest affordable "at least m": a superset, filtered on the exact count).
+All candidates are scored in the same statement and filtered on the floor. Without statistics
+yet (a namespace's first seconds) every word counts as in one memory, so all are rare.
 
-The gates are built here, not in SQL, because they are pure combinatorics over tsquery text:
-the words come from memhub_query_terms (migration 0003) as PostgreSQL's own tsquery output, so
-joining them with parentheses, `&` and `|` is exact and the server parses the result once.
+The gates are built here, not in SQL: the words come from memhub_query_terms (migration 0003)
+as PostgreSQL's own tsquery output, so joining them with parentheses, `&` and `|` is exact.
 """
 
 from __future__ import annotations
@@ -30,6 +41,24 @@ from typing import Any
 from storage.queries import q
 
 MAX_WORD_TESTS = 256
+
+
+def rarest(df: Sequence[float], budget: int) -> list[int]:
+    """Indices of the rarest words whose document frequencies add up to at most `budget`, in
+    query order; none when even the rarest is over it."""
+    order = sorted(range(len(df)), key=lambda i: (df[i], i))
+    picked: list[int] = []
+    total = 0.0
+    for i in order:
+        if total + df[i] > budget:
+            break
+        picked.append(i)
+        total += df[i]
+    return sorted(picked)
+
+
+def any_of(terms: Sequence[str]) -> str:
+    return " | ".join(f"( {t} )" for t in terms)
 
 
 def at_least(terms: Sequence[str], k: int) -> str:
@@ -48,12 +77,12 @@ def _affordable(n: int, k: int) -> bool:
 
 def coverage_levels(terms: Sequence[str], need: int) -> list[tuple[str, int]]:
     """[(gate, floor)], loosest first: rows read through `gate` count when they match at least
-    `floor` terms. The first floor is `need`; the others are the affordable k above it. The
-    leg reads them in reverse."""
+    `floor` of `terms`. The first floor is `need`; the others are the affordable k above it.
+    The leg reads them in reverse. No levels when fewer than `need` terms."""
     n = len(terms)
-    if n == 0:
+    if n == 0 or need > n:
         return []
-    need = max(1, min(need, n))
+    need = max(1, need)
     first = need
     while first > 1 and not _affordable(n, first):
         first -= 1
@@ -63,18 +92,24 @@ def coverage_levels(terms: Sequence[str], need: int) -> list[tuple[str, int]]:
 
 
 async def lexical_leg(conn: Any, query: str, params: dict[str, Any], *, min_coverage: float,
-                      candidates: int, rerank: int) -> list[dict[str, Any]]:
+                      max_need: int, candidates: int) -> list[dict[str, Any]]:
     """[{id, matched, rank}], best first, at most params["depth"]. `params`: namespace, kinds,
     tags, depth. `conn`: anything with psycopg's async `execute` returning dict rows (the
     benchmark wraps a connection to EXPLAIN each statement)."""
-    cur = await conn.execute(q("search.lexical_terms"),
-                             {"query": query, "min_coverage": min_coverage})
+    cur = await conn.execute(q("search.lexical_terms"), {
+        "query": query, "min_coverage": min_coverage, "max_need": max_need,
+        "namespace": params["namespace"]})
     words = await cur.fetchone()
     if words is None or not words["terms"]:
         return []  # only stopwords: nothing to match on
-    levels = coverage_levels(words["terms"], words["need"])
+    terms, need = words["terms"], words["need"]
+    rare = rarest(words["df"], candidates)
+    common = [t for i, t in enumerate(terms) if i not in rare]
+    levels = coverage_levels(common, need)
     cur = await conn.execute(q("search.lexical"), {
-        **params, "terms": words["terms"], "gates": [g for g, _ in levels],
-        "floors": [f for _, f in levels], "take": candidates,
-        "any_term": words["any_term"], "rerank": rerank})
+        **params, "rare": any_of([terms[i] for i in rare]) if rare else None,
+        "common": common,
+        "gates": [g for g, _ in levels], "floors": [f for _, f in levels],
+        "take": candidates, "need": need, "lexemes": words["lexemes"],
+        "term_of": words["term_of"], "idf": words["idf"], "avg_length": words["avg_length"]})
     return await cur.fetchall()

@@ -24,6 +24,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from config import SURFACES, Settings
 from errors import Retryable, Unavailable, UnknownOutcome
 from storage.base import NAMESPACE_RE, Principal
+from storage.lexicon import due_params
 from storage.pg_errors import is_disconnect, translate
 from storage.queries import q
 
@@ -210,7 +211,8 @@ class PgCore:
     async def stats(self, principal: Principal) -> dict[str, Any]:
         scope = ALL_NAMESPACES if principal.namespaces is None else principal.namespaces
         if not scope:
-            return {"namespaces": {}, "embedding_queue": {"pending": 0, "dead": 0}}
+            return {"namespaces": {}, "embedding_queue": {"pending": 0, "dead": 0},
+                    "lexicon": {"due": []}}
 
         async def read(conn: psycopg.AsyncConnection) -> dict[str, Any]:
             counts: dict[str, dict[str, int]] = {}
@@ -219,6 +221,9 @@ class PgCore:
                 counts.setdefault(row["namespace"], {})[row["status"]] = row["n"]
             cur = await conn.execute(q("stats.embedding_queue"))
             queue = await cur.fetchone()
-            return {"namespaces": counts, "embedding_queue": dict(queue)}
+            cur = await conn.execute(q("lexicon.due"), due_params())
+            due = [row["namespace"] for row in await cur.fetchall()]
+            return {"namespaces": counts, "embedding_queue": dict(queue),
+                    "lexicon": {"due": due}}
 
         return await self._run(scope, read, retry_safe=True)

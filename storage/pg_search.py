@@ -51,10 +51,13 @@ MAX_LEG_DEPTH = 200
 # lexical hit (one- and two-word queries: one word; five words: two). Chosen by the same rule as
 # the semantic gate in docs/eval/threshold-sweep.md.
 LEXICAL_MIN_COVERAGE = 0.34
+# ... but never more than two words: in a long question (a sentence, a claim) BM25 already ranks
+# the memories sharing its rare words first, and asking for a third of twelve words drops
+# relevant ones (SciFact, docs/perf.md). Queries of up to five words are unaffected.
+LEXICAL_MAX_NEED = 2
 # The lexical leg's bounded work (storage/lexical_leg.py, docs/perf.md): at most this many
-# candidates, best coverage first; the best LEXICAL_RERANK of them by ts_rank get ts_rank_cd.
+# candidates, best coverage first, each then scored by BM25.
 LEXICAL_CANDIDATES = 1000
-LEXICAL_RERANK = 200
 # memory_context ranks this many candidates before packing.
 CONTEXT_DEPTH = 100
 CONTEXT_RECENT_DEPTH = 300
@@ -63,6 +66,7 @@ CONTEXT_RECENT_DEPTH = 300
 class SearchStore:
     embedder: Embedder | None = None  # set by storage.embedding_worker.start
     lexical_min_coverage: float = LEXICAL_MIN_COVERAGE
+    lexical_max_need: int = LEXICAL_MAX_NEED
 
     # --- public API -----------------------------------------------------------------------
     async def search(
@@ -249,8 +253,17 @@ class SearchStore:
         if mode in ("hybrid", "semantic") and vector is not None:
             cur = await conn.execute(q("search.semantic"), {
                 **params, "embedding": vector, "model": self.embedder.model_name,
-                "max_distance": self.settings.semantic_max_distance})
+                "max_distance": self.settings.semantic_neighbour_max_distance})
             rows = await cur.fetchall()
+            # The gate decides whether the query is answerable at all, not how far each
+            # neighbour may be: nothing near (and, in hybrid, no word matched) -> no semantic
+            # results, rather than the nearest unrelated memories. Once answerable, the
+            # neighbours up to the looser ceiling count; RRF ranks them by position.
+            answerable = bool(rows) and (
+                rows[0]["distance"] <= self.settings.semantic_max_distance
+                or bool(legs.get("lexical")))
+            if not answerable:
+                rows = []
             legs["semantic"] = [r["id"] for r in rows]
             distances = {r["id"]: r["distance"] for r in rows}
         fused = rrf(legs, self.settings.rrf_k)
@@ -271,8 +284,7 @@ class SearchStore:
                        params: dict[str, Any]) -> list[Any]:
         """The lexical leg's ids, best first (storage/lexical_leg.py)."""
         rows = await lexical_leg(conn, query, params, min_coverage=self.lexical_min_coverage,
-                                 candidates=LEXICAL_CANDIDATES,
-                                 rerank=max(LEXICAL_RERANK, params["depth"]))
+                                 max_need=self.lexical_max_need, candidates=LEXICAL_CANDIDATES)
         return [r["id"] for r in rows]
 
     async def _materialise(

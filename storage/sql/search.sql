@@ -7,37 +7,76 @@
 
 -- name: lexical_terms
 -- The lexical leg (storage/lexical_leg.py) starts here: the query's meaningful words
--- (memhub_query_terms, 0003), how many a memory must match, and the words' OR for ranking. The
--- index gates are built from the words and sent back as values, so the planner sees the real
--- tsqueries (and their lexeme statistics) when it plans each level.
-SELECT t AS terms, need, (SELECT memhub_tsquery_or(x) FROM unnest(t) AS x) AS any_term
-  FROM (SELECT t, greatest(1, ceil(cardinality(t) * %(min_coverage)s::float8))::int AS need
-          FROM memhub_query_terms(%(query)s) AS t) words;
+-- (memhub_query_terms, 0003), how many a memory must hold (a share of them, at most
+-- %(max_need)s), and what BM25 needs (memhub_bm25,
+-- 0007): every lexeme of every word with the word's 1-based index, each word's document
+-- frequency and IDF from the namespace's statistics (storage/lexicon.py; a word not counted
+-- there is in one memory), and the average memory length. No statistics yet: every frequency
+-- 1, every IDF 1, no length norm.
+WITH words AS (
+    SELECT t AS terms,
+           least(%(max_need)s, greatest(1, ceil(cardinality(t) * %(min_coverage)s::float8)))::int
+               AS need
+      FROM memhub_query_terms(%(query)s) AS t
+), state AS (
+    SELECT docs, avg_length FROM lexicon_state WHERE namespace = %(namespace)s
+), per_word AS (
+    SELECT u.i::int AS i, memhub_tsquery_lexemes(u.t) AS lexemes
+      FROM words, unnest(words.terms) WITH ORDINALITY AS u(t, i)
+), weighted AS (
+    SELECT p.i, p.lexemes, d.df,
+           CASE WHEN s.docs IS NULL THEN 1.0::float8
+                ELSE ln(1 + (s.docs - d.df + 0.5) / (d.df + 0.5)) END AS idf
+      FROM per_word p
+      LEFT JOIN state s ON true
+      CROSS JOIN LATERAL (
+        SELECT least(coalesce(max(lw.ndoc), 1), greatest(s.docs, 1))::float8 AS df
+          FROM lexicon_words lw
+         WHERE lw.namespace = %(namespace)s AND lw.lexeme = ANY (p.lexemes)) d
+)
+SELECT w.terms, w.need,
+       (SELECT array_agg(l ORDER BY p.i, l) FROM weighted p, unnest(p.lexemes) AS l) AS lexemes,
+       (SELECT array_agg(p.i ORDER BY p.i, l) FROM weighted p, unnest(p.lexemes) AS l)
+           AS term_of,
+       (SELECT array_agg(p.df ORDER BY p.i) FROM weighted p) AS df,
+       (SELECT array_agg(p.idf ORDER BY p.i) FROM weighted p) AS idf,
+       (SELECT avg_length FROM state) AS avg_length
+  FROM words w;
 
 -- name: lexical
--- The candidates (memhub_lexical_candidates, 0006: coverage levels read strictest first)
--- re-read through stage 0, ranked by words matched, then ts_rank_cd over their OR. ts_rank
--- (cheaper) keeps the best `rerank` first: only they pay for ts_rank_cd's cover-density pass.
+-- The candidates (storage/lexical_leg.py), each through the (namespace, search_tsv) GIN index
+-- under stage 0: the memories holding any of the rarest words (%(rare)s, NULL when none is
+-- rare enough; at most %(take)s),
+-- and those the coverage levels over the other words find (memhub_lexical_candidates, 0006:
+-- strictest first, stopping at the leg's depth). Each is scored by BM25 (memhub_bm25, 0007)
+-- and kept if it holds at least %(need)s of the query's words.
 SELECT id, matched, rank
   FROM (
-    SELECT r.id, r.seq, r.matched,
-           ts_rank_cd(r.search_tsv, %(any_term)s::tsquery)::float8 AS rank
+    SELECT m.id, m.seq, s.matched, s.score AS rank
       FROM (
-        SELECT m.id, m.seq, m.search_tsv, c.matched
-          FROM (SELECT f.id, max(f.matched) AS matched
-                  FROM memhub_lexical_candidates(
-                           %(namespace)s, %(terms)s::tsquery[], %(gates)s::tsquery[],
-                           %(floors)s::int[], %(take)s, %(depth)s, %(kinds)s::text[],
-                           %(tags)s::text[]) AS f
-                 GROUP BY f.id) c
-          JOIN live_memories m ON m.id = c.id
-         WHERE m.namespace = %(namespace)s
-           AND NOT m.quarantined
-         ORDER BY c.matched DESC, ts_rank(m.search_tsv, %(any_term)s::tsquery) DESC, m.seq DESC
-         LIMIT %(rerank)s
-      ) r
+        (SELECT r.id
+           FROM live_memories r
+          WHERE r.namespace = %(namespace)s
+            AND NOT r.quarantined
+            AND r.search_tsv @@ %(rare)s::tsquery
+            AND (%(kinds)s::text[] IS NULL OR r.kind = ANY (%(kinds)s::text[]))
+            AND (%(tags)s::text[] IS NULL OR r.tags @> %(tags)s::text[])
+          LIMIT %(take)s)
+        UNION
+        SELECT f.id
+          FROM memhub_lexical_candidates(
+                   %(namespace)s, %(common)s::tsquery[], %(gates)s::tsquery[],
+                   %(floors)s::int[], %(take)s, %(depth)s, %(kinds)s::text[],
+                   %(tags)s::text[]) AS f
+      ) c
+      JOIN live_memories m ON m.id = c.id
+      CROSS JOIN LATERAL memhub_bm25(m.search_tsv, %(lexemes)s::text[], %(term_of)s::int[],
+                                     %(idf)s::float8[], %(avg_length)s::float8) AS s
+     WHERE m.namespace = %(namespace)s
+       AND NOT m.quarantined
   ) scored
- ORDER BY matched DESC, rank DESC, seq DESC
+ WHERE matched >= %(need)s
+ ORDER BY rank DESC, seq DESC
  LIMIT %(depth)s;
 
 -- name: semantic

@@ -1,12 +1,13 @@
-"""The lexical leg at scale (migration 0006, storage/lexical_leg.py).
+"""The lexical leg at scale (migrations 0006 and 0007, storage/lexical_leg.py).
 
 Under RLS a query's own condition can only become an index condition if its function is
 LEAKPROOF; `tsvector @@ tsquery` is not, out of the box, so without 0006 every keyword search
 tested @@ on every row of the namespace (400 ms at 100k memories; docs/perf.md). These tests
-plan the exact statement the server runs, as memhub_app under a namespace scope, and require
+plan the exact statements the server runs, as memhub_app under a namespace scope, and require
 the (namespace, search_tsv) index in the plan; then they run the leg itself and check its answer
 against a brute-force reading of its rule on the same rows, with room for every candidate and
-with a cap far below the number that qualify.
+with a cap far below the number that qualify, and check BM25's use of the namespace's own word
+statistics.
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ import pytest
 from psycopg.rows import dict_row
 
 from storage.lexical_leg import at_least, lexical_leg
-from storage.pg_search import LEXICAL_CANDIDATES, LEXICAL_MIN_COVERAGE, search_gucs
+from storage.pg_search import (
+    LEXICAL_CANDIDATES,
+    LEXICAL_MAX_NEED,
+    LEXICAL_MIN_COVERAGE,
+    search_gucs,
+)
 from storage.queries import q
 
 NS, OTHER = "big-proj", "other-proj"
@@ -34,6 +40,8 @@ def corpus(db_conn):
     with db_conn.transaction():
         _insert(db_conn)
     db_conn.execute("ANALYZE memories")
+    for ns in (NS, OTHER):  # what storage/lexicon.py does within seconds of the writes
+        db_conn.execute("SELECT memhub_refresh_lexicon(%s)", [ns])
     return db_conn
 
 
@@ -64,7 +72,7 @@ def _scope(namespace: str = NS):
 
 
 def _leg(db_dsn: str, query: str, *, candidates: int = LEXICAL_CANDIDATES, depth: int = 50,
-         min_coverage: float = LEXICAL_MIN_COVERAGE, rerank: int = 200,
+         min_coverage: float = LEXICAL_MIN_COVERAGE, max_need: int = LEXICAL_MAX_NEED,
          plans: list | None = None):
     """Run the leg as memhub_app, the way SearchStore does: (rows, need). With `plans`, the
     plan of every statement it runs, nested ones included (auto_explain), is appended there."""
@@ -81,9 +89,10 @@ def _leg(db_dsn: str, query: str, *, candidates: int = LEXICAL_CANDIDATES, depth
                     await conn.execute(sql, args)
                 rows = await lexical_leg(
                     conn, query, {"namespace": NS, "kinds": None, "tags": None, "depth": depth},
-                    min_coverage=min_coverage, candidates=candidates, rerank=max(rerank, depth))
+                    min_coverage=min_coverage, max_need=max_need, candidates=candidates)
                 cur = await conn.execute(q("search.lexical_terms"),
-                                         {"query": query, "min_coverage": min_coverage})
+                                         {"query": query, "min_coverage": min_coverage,
+                                          "max_need": max_need, "namespace": NS})
                 return rows, (await cur.fetchone())["need"]
     return asyncio.run(run())
 
@@ -93,14 +102,17 @@ AUTO_EXPLAIN = {"auto_explain.log_format": "json", "auto_explain.log_nested_stat
                 "client_min_messages": "notice"}
 
 
-def test_the_lexical_leg_uses_its_gin_index_under_rls(corpus, db_dsn):
+@pytest.mark.parametrize("candidates", [LEXICAL_CANDIDATES, 30])
+def test_the_lexical_leg_uses_its_gin_index_under_rls(corpus, db_dsn, candidates):
+    """With room for 1,000 candidates two of the words are rare enough to be read whole; with
+    room for 30 none is, and the coverage levels (nested statements) do all the reading."""
     plans: list[str] = []
-    rows, _ = _leg(db_dsn, "redis kafka canary", plans=plans)
+    rows, _ = _leg(db_dsn, "redis kafka canary", plans=plans, candidates=candidates)
     assert rows
     bodies = [text.split("plan:", 1)[1].strip() for text in plans if "plan:" in text]
     nodes = [node for body in bodies if body.startswith("{")
              for node in _nodes(json.loads(body)["Plan"])]
-    # Every level reads memories through the index with the words as its condition; none
+    # Every read of memories goes through the index with the words as its condition; none
     # tests @@ as a filter on every row of the namespace.
     filtered = [n for n in nodes if n.get("Relation Name") == "memories"
                 and "@@" in n.get("Filter", "")]
@@ -127,49 +139,92 @@ def test_the_lexical_leg_returns_what_its_rule_says(corpus, db_dsn):
     rows, need = _leg(db_dsn, "redis kafka canary")
     assert need == math.ceil(3 * LEXICAL_MIN_COVERAGE) == 2
     matched = _matches(corpus, ["redis", "kafka", "canary"])
-    best = max(matched.values())
     returned = [r["id"] for r in rows]
     assert len(returned) == 50
     assert all(matched[i] >= 2 for i in returned)          # the coverage floor
-    assert matched[returned[0]] == best == 3                # best coverage first
-    counts = [r["matched"] for r in rows]
-    assert counts == sorted(counts, reverse=True)
-    assert counts == [matched[i] for i in returned]         # counted as brute force counts
+    assert [r["matched"] for r in rows] == [matched[i] for i in returned]  # counted right
+    ranks = [r["rank"] for r in rows]
+    assert ranks == sorted(ranks, reverse=True)             # best BM25 first
+    # The words are equally common and each memory holds each word once, so BM25 orders by
+    # how many words a memory holds: the 36 holding all three come first.
+    full = {i for i, n in matched.items() if n == 3}
+    assert set(returned[:36]) == full
     other = {r[0] for r in corpus.execute(
         "SELECT id FROM memories WHERE namespace = %s", [OTHER]).fetchall()}
     assert not other & set(returned)                         # never another tenant's row
 
 
-def test_a_small_candidate_cap_still_keeps_the_best_covered_memories(corpus, db_dsn):
-    """676 rows match at least two of the words, 36 all three. Asked for 30, or with room for
-    only 30 candidates, all 30 must match all three words: a cut may fall inside a level, never
-    promote a two-word match over a three-word one (index order is by row, not merit)."""
+@pytest.mark.parametrize("query", ["redis kafka canary", "redis kafka canary zebra"])
+def test_common_words_are_read_strictest_coverage_first(corpus, db_dsn, query):
+    """Each word is in 375 of the 3,000 memories, 36 hold all three ("zebra" is in none, so
+    it is the rarest word and costs nothing). With room for only 30 candidates, fewer than even
+    one common word's memories, the cut must not fall in index order among the 676 two-word
+    matches: the common words are read as coverage levels, every word first. A rare word must
+    not starve them either (an earlier version took only the rare words' memories then)."""
     matched = _matches(corpus, ["redis", "kafka", "canary"])
     full = {i for i, n in matched.items() if n == 3}
     assert len(full) > 30 and sum(n >= 2 for n in matched.values()) > 600
-    for candidates, depth in ((1000, 30), (30, 30), (30, 100)):
-        rows, _ = _leg(db_dsn, "redis kafka canary", candidates=candidates, depth=depth,
-                       rerank=30)
-        assert len(rows) == 30 and {r["id"] for r in rows} <= full, (candidates, depth)
-    # Room for 100: all 36 full matches, then two-word ones.
-    rows, _ = _leg(db_dsn, "redis kafka canary", candidates=100, depth=100)
-    assert {r["id"] for r in rows[:36]} == full and len(rows) == 100
-    assert all(matched[r["id"]] == 2 for r in rows[36:])
+    for candidates, depth in ((30, 30), (30, 100)):
+        rows, _ = _leg(db_dsn, query, candidates=candidates, depth=depth)
+        assert len(rows) >= 30 and {r["id"] for r in rows[:30]} <= full, (candidates, depth)
 
 
-def test_a_long_query_keeps_the_coverage_rule(corpus, db_dsn):
-    """Twelve words, at least three to match: "at least 3 of 12" would take 660 word tests per
-    row, so the first gate is a superset (any two words) filtered on the exact count."""
+def test_a_long_query_asks_for_at_most_two_of_its_words(corpus, db_dsn):
     words = ["ledger", "webhook", "redis", "kafka", "invoice", "tenant", "canary", "nightly",
              "budget", "quarterly", "forecast", "region"]
-    rows, need = _leg(db_dsn, " ".join(words), depth=LEXICAL_CANDIDATES,
-                      min_coverage=0.25)
-    assert need == 3
+    rows, need = _leg(db_dsn, " ".join(words), depth=200, min_coverage=0.25)
+    assert need == LEXICAL_MAX_NEED == 2
     matched = _matches(corpus, words)
-    expected = {i for i, n in matched.items() if n >= 3}
-    assert len(expected) > LEXICAL_CANDIDATES
-    # A full candidate set, every one of them at or above the floor.
-    assert len(rows) == LEXICAL_CANDIDATES and {r["id"] for r in rows} <= expected
+    assert rows and all(matched[r["id"]] >= 2 for r in rows)
+    assert all(matched[r["id"]] == 3 for r in rows[:100])   # the fullest first
+
+
+def _remember(conn, ns: str, contents: list[str]) -> None:
+    with conn.transaction():
+        for i, content in enumerate(contents):
+            conn.execute(
+                "INSERT INTO memories (namespace, kind, title, content, tags, content_hash,"
+                " author_client) VALUES (%s, 'FACT', NULL, %s, '{}', decode(md5(%s), 'hex'),"
+                " 'test')", [ns, content, f"{ns}-{i}-{content}"])
+        conn.execute(
+            "INSERT INTO memory_revisions (memory_id, namespace, revision, title, content, tags,"
+            " author_client) SELECT id, namespace, 1, title, content, tags, author_client"
+            " FROM memories m WHERE namespace = %s AND NOT EXISTS (SELECT 1 FROM"
+            " memory_revisions r WHERE r.memory_id = m.id)", [ns])
+    conn.execute("SELECT memhub_refresh_lexicon(%s)", [ns])
+
+
+def _contents(rows, conn) -> list[str]:
+    got = {r[0]: r[1] for r in conn.execute(
+        "SELECT id, content FROM memories WHERE id = ANY(%s)", [[r["id"] for r in rows]])}
+    return [got[r["id"]] for r in rows]
+
+
+def test_a_rare_word_outranks_common_ones(db_conn, db_dsn):
+    """"redis" is in one memory, "cache" and "policy" in forty: the memory holding the rare
+    word (and one common one) must beat those holding both common words, though it is longer
+    and older (the tie-breakers). Without IDF (every word weighted alike) they win."""
+    rare = "redis cache settings for the session store of the checkout tier"
+    filler = [f"cache policy note {i}" for i in range(40)]
+    _remember(db_conn, NS, [rare, *filler])
+    rows, _ = _leg(db_dsn, "redis cache policy")
+    assert _contents(rows, db_conn)[0] == rare
+
+
+def test_another_namespace_never_moves_this_ones_ranking(db_conn, db_dsn):
+    """IDF comes from the namespace's own statistics: flooding another tenant with "redis"
+    (making it common there) leaves this namespace's ranking exactly as it was."""
+    filler = [f"cache policy note {i}" for i in range(40)]
+    _remember(db_conn, NS, [*filler, "redis cache settings", "redis redis policy"])
+    before = [(r["id"], r["rank"]) for r in _leg(db_dsn, "redis cache policy")[0]]
+    _remember(db_conn, OTHER, [f"redis cache entry {i}" for i in range(500)])
+    # Recounted as the owner, whom row-level security does not bind: the function's own
+    # namespace filter is what is tested here.
+    db_conn.execute("SELECT memhub_refresh_lexicon(%s)", [NS])
+    after = [(r["id"], r["rank"]) for r in _leg(db_dsn, "redis cache policy")[0]]
+    assert before == after
+    state = db_conn.execute("SELECT namespace, docs FROM lexicon_state ORDER BY 1").fetchall()
+    assert state == [(NS, 42), (OTHER, 500)]
 
 
 def test_coverage_gates_match_exactly_the_rows_they_promise(db_conn):

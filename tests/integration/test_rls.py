@@ -51,7 +51,7 @@ def _literal_candidates(conn, table: str, column: str, type_name: str) -> list[s
         return ["{}", "{probe}"]
     base = {
         "uuid": [str(uuid.uuid4())],
-        "integer": ["1", "0"], "bigint": ["1", "0"], "smallint": ["1", "0"],
+        "integer": ["1", "0", "2"], "bigint": ["1", "0", "2"], "smallint": ["1", "0", "2"],
         "numeric": ["1"], "real": ["1"], "double precision": ["1"],
         "boolean": ["false", "true"],
         "timestamp with time zone": ["now"], "timestamp without time zone": ["now"],

@@ -1,5 +1,6 @@
-"""The lexical leg's level plan (storage/lexical_leg.py); PostgreSQL's reading of the gates and
-the leg's answers are checked in tests/integration/test_lexical_index.py."""
+"""The lexical leg's candidate gates: the rare words, and coverage levels over the others
+(storage/lexical_leg.py). PostgreSQL's reading of them and the leg's answers are checked in
+tests/integration/test_lexical_index.py."""
 
 from __future__ import annotations
 
@@ -7,7 +8,28 @@ import math
 
 import pytest
 
-from storage.lexical_leg import MAX_WORD_TESTS, at_least, coverage_levels
+from storage.lexical_leg import MAX_WORD_TESTS, any_of, at_least, coverage_levels, rarest
+
+
+def test_the_rarest_words_are_taken_until_their_memories_fill_the_budget():
+    df = [400.0, 3.0, 90.0, 12.0, 700.0]
+    assert rarest(df, 1000) == [0, 1, 2, 3]        # 3 + 12 + 90 + 400 = 505; +700 is over
+    assert rarest(df, 105) == [1, 2, 3]            # query order, not rarity order
+    assert rarest(df, 100) == [1, 3]
+
+
+def test_no_word_is_rare_when_even_the_rarest_is_over_the_budget():
+    assert rarest([5000.0, 2500.0], 1000) == []
+
+
+def test_without_statistics_every_word_counts_as_rare():
+    assert rarest([1.0] * 12, 1000) == list(range(12))
+
+
+def test_gates_are_tsquery_text():
+    terms = ["'redis'", "'jwt' | 'jwts'"]
+    assert any_of(terms) == "( 'redis' ) | ( 'jwt' | 'jwts' )"
+    assert at_least(terms, 2) == "( ( 'redis' ) & ( 'jwt' | 'jwts' ) )"
 
 
 def _floors(n: int, need: int) -> list[int]:
@@ -43,7 +65,9 @@ def test_every_plan_starts_at_need_and_stays_bounded(n):
     assert all(g.count("'w") <= max(MAX_WORD_TESTS, n) for g, _ in levels)
 
 
-def test_no_words_no_levels_and_k_is_checked():
+def test_fewer_common_words_than_needed_means_no_levels():
+    # Two words must be held; a memory holding neither rare word can hold at most one.
+    assert coverage_levels(["'a'"], 2) == []
     assert coverage_levels([], 1) == []
     with pytest.raises(ValueError):
         at_least(["'a'"], 2)

@@ -1,0 +1,100 @@
+"""Per-namespace word statistics for BM25 (migration 0007), kept fresh in the background.
+
+The lexical leg weights each query word by its inverse document frequency in the namespace.
+Those frequencies are recounted here (memhub_refresh_lexicon: ts_stat over the live memories)
+rather than at query time, because counting the memories that hold a common word means reading
+all of its postings. A namespace is recounted when it has never been counted, or when memories
+written since are a noticeable share of it (DUE_SHARE), or at all if it is small (DUE_SMALL:
+a recount is milliseconds) or the last count is old (DUE_MAX_AGE). Between recounts the
+weights lag behind the writes; results do not: what may be returned is decided by stage 0 at
+query time, and a word first seen after the last count is treated as rare.
+
+Two memhub processes on one database may both run this; each namespace is recounted by one at
+a time (an advisory lock in the SQL function), the other skips it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from contextlib import AsyncExitStack
+from typing import TYPE_CHECKING, Any
+
+from errors import MemhubError
+from storage.queries import q
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from storage.pg_core import PgCore
+    from tools.context import Runtime
+
+logger = logging.getLogger(__name__)
+
+DUE_SMALL = 2000        # memories: below this, any new memory makes the namespace due
+DUE_SHARE = 0.05        # above it, new memories must be this share of the counted ones
+DUE_MAX_AGE = 600       # seconds: or the last count must be this old (with anything new)
+DUE_COUNT_CAP = 100_000  # new memories counted per namespace when deciding
+
+
+def due_params() -> dict[str, Any]:
+    return {"small": DUE_SMALL, "share": DUE_SHARE, "max_age": DUE_MAX_AGE,
+            "cap": DUE_COUNT_CAP}
+
+
+async def due(backend: PgCore, scope: str | list[str] = "*") -> list[dict[str, Any]]:
+    """[{namespace, docs, new}] of the namespaces in `scope` that should be recounted."""
+    async def read(conn: psycopg.AsyncConnection) -> list[dict[str, Any]]:
+        cur = await conn.execute(q("lexicon.due"), due_params())
+        return await cur.fetchall()
+
+    return await backend._run(scope, read, retry_safe=True)
+
+
+async def refresh(backend: PgCore, namespace: str) -> int:
+    """Recount one namespace now; the memories counted, or -1 if another session is on it."""
+    async def work(conn: psycopg.AsyncConnection) -> int:
+        cur = await conn.execute(q("lexicon.refresh"), {"namespace": namespace})
+        return (await cur.fetchone())["docs"]
+
+    return await backend._run(namespace, work, retry_safe=True)
+
+
+async def refresh_due(backend: PgCore) -> dict[str, int]:
+    """Recount every namespace that is due: {namespace: memories counted}."""
+    done = {}
+    for row in await due(backend):
+        started = time.perf_counter()
+        docs = await refresh(backend, row["namespace"])
+        if docs >= 0:
+            done[row["namespace"]] = docs
+            logger.info("lexicon recounted", extra={
+                "namespace": row["namespace"], "memories": docs, "new": row["new"],
+                "ms": round((time.perf_counter() - started) * 1000, 1)})
+    return done
+
+
+async def refresh_forever(backend: PgCore, period: float) -> None:
+    while True:
+        try:
+            await refresh_due(backend)
+        except MemhubError as err:
+            # A database blip must not stop the recounts; the next period tries again.
+            logger.warning("lexicon recount failed", extra={"code": err.code})
+        await asyncio.sleep(period)
+
+
+async def start(rt: Runtime, stack: AsyncExitStack) -> None:
+    """Lifespan hook (app.STARTUP)."""
+    task = asyncio.create_task(
+        refresh_forever(rt.storage(), rt.settings.lexicon_refresh_seconds),
+        name="memhub-lexicon-refresh")
+
+    async def stop() -> None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    stack.push_async_callback(stop)
