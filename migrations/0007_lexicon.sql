@@ -79,25 +79,3 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT coalesce(array_agg(DISTINCT replace(m[1], '''''', '''')), '{}')
       FROM regexp_matches(t::text, '''((?:[^'']|'''')*)''', 'g') AS m
 $$;
-
--- BM25 (k1 = 1.2, b = 0.75) of one memory for the query's words, and how many of the words it
--- holds. p_lexemes/p_term_of list every lexeme of every word and the word (1-based) it belongs
--- to; p_idf is per word. A word's frequency in the memory is that of its most frequent lexeme
--- (its stem or its literal spelling: the tsvector holds both). The memory's tsvector is first
--- cut down to the query's lexemes in C (setweight marks them, ts_filter keeps them), so only
--- those few are unnested. Without statistics yet (p_avg_length NULL) there is no length norm.
-CREATE FUNCTION memhub_bm25(p_doc tsvector, p_lexemes text[], p_term_of int[], p_idf float8[],
-                            p_avg_length float8, OUT score float8, OUT matched int)
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT coalesce(sum(p_idf[w.term] * w.tf * 2.2
-                        / (w.tf + 1.2 * (0.25 + 0.75 * length(p_doc)
-                                         / greatest(coalesce(p_avg_length, length(p_doc)), 1)))),
-                    0),
-           count(*)::int
-      FROM (
-        SELECT q.term, max(coalesce(cardinality(v.positions), 1)) AS tf
-          FROM unnest(ts_filter(setweight(setweight(p_doc, 'D'), 'A', p_lexemes), '{a}')) AS v
-          JOIN unnest(p_lexemes, p_term_of) AS q(lexeme, term) ON q.lexeme = v.lexeme
-         GROUP BY q.term
-      ) w
-$$;

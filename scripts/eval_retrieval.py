@@ -285,6 +285,13 @@ def choose(rows: list[dict[str, Any]], key: str, stricter: int) -> float:
     return max(allowed, key=lambda r: (r["hybrid"]["ndcg@10"], stricter * r[key]))[key]
 
 
+def plateau(rows: list[dict[str, Any]], key: str) -> list[float]:
+    """The settings tied with the rule's choice (same hybrid nDCG@10, abstention allowed)."""
+    allowed = [r for r in rows if r["hybrid"]["abstain"] >= MIN_ABSTAIN - 1e-9] or rows
+    best = max(r["hybrid"]["ndcg@10"] for r in allowed)
+    return sorted(r[key] for r in allowed if abs(r["hybrid"]["ndcg@10"] - best) < 1e-9)
+
+
 def _fmt(value: Any) -> str:
     if value is None:
         return "–"
@@ -438,10 +445,20 @@ def render_report(results, sweep_rows, tokens, env: EvalEnv, settings: Settings,
                   f"{_fmt(h['precision@10'])} | {_fmt(h['abstain'])} |")
     if sweep_rows["distance"]:
         best = choose(sweep_rows["distance"], "gate", -1)
+        tied = plateau(sweep_rows["distance"], "gate")
         sw += ["", "**Rule:** the gate with the best hybrid nDCG@10 among those where hybrid "
                "abstains on at least 8 of the 9 unanswerable queries (ties go to the stricter "
                f"gate). On this run that is **{best}**; the configured default is "
-               f"{settings.semantic_max_distance}. Without a gate (2.0) nDCG is highest, but "
+               f"{settings.semantic_max_distance}"
+               + (f", on the same plateau of hybrid nDCG@10 ({tied[0]} to {tied[-1]}), where "
+                  "semantic-only search does better than at the plateau's strict end and "
+                  "still abstains as hybrid does, without sitting at its loose end, next to "
+                  "the gates where abstention starts failing"
+                  if tied[0] < settings.semantic_max_distance < tied[-1] else "")
+               + ". The gate decides whether a query is answerable (its nearest memory is "
+               "within the gate, or in hybrid a word matched); once it is, neighbours up to "
+               f"{settings.semantic_neighbour_max_distance} count. Without a gate (2.0) nDCG "
+               "is highest, but "
                "every unanswerable query gets ten confident neighbours. Caveat: the gate is "
                "chosen on the same 57 queries it is then measured on (there is no held-out "
                "split), so the abstain figure in docs/eval.md is optimistic."]
@@ -457,10 +474,15 @@ def render_report(results, sweep_rows, tokens, env: EvalEnv, settings: Settings,
                   f"{_fmt(h['abstain'])} |")
     if sweep_rows["coverage"]:
         best = choose(sweep_rows["coverage"], "coverage", 1)
+        tied = plateau(sweep_rows["coverage"], "coverage")
         sw += ["", f"Same rule (ties to the stricter floor): **{best}** on this run; the code "
                f"uses {env.backend.lexical_min_coverage} (`LEXICAL_MIN_COVERAGE` in "
-               "storage/pg_search.py). A memory qualifies when it matches at least "
-               "ceil(floor x n) of the query's n meaningful words."]
+               "storage/pg_search.py)"
+               + (", tied with it" if env.backend.lexical_min_coverage in tied else "")
+               + ". A memory qualifies when it matches at least ceil(floor x n) of the "
+               f"query's n meaningful words, and never more than {env.backend.lexical_max_need} "
+               "need match (`LEXICAL_MAX_NEED`), so floors from 0.34 to 0.5 ask the same of "
+               "every query."]
     sw.append("")
     return report, "\n".join(sw)
 

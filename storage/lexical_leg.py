@@ -2,7 +2,7 @@
 covered ones for its common words.
 
 Ranking. ts_rank and ts_rank_cd ignore how common a word is, so a memory matching "cache" and
-"policy" tied with one matching "redis" and "eviction". BM25 (memhub_bm25, migration 0007)
+"policy" tied with one matching "redis" and "eviction". BM25 (search.lexical in storage/sql)
 weights each word by its inverse document frequency in the namespace (storage/lexicon.py keeps
 the counts) and saturates repeated words. A memory must still hold at least `need` of the
 query's words (the coverage floor: LEXICAL_MIN_COVERAGE of them, at most LEXICAL_MAX_NEED, in

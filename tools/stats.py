@@ -14,7 +14,9 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     async def stats() -> dict[str, Any]:
         """Report memhub's health: server version, whether the database answers, the embedding
         model's state, memory counts per namespace and status (only namespaces your token may
-        see), and the embedding queue's depth. Use it to check the service before relying on it.
+        see), the embedding queue's depth, and which namespaces' word statistics (used to rank
+        keyword matches) are waiting to be recounted. Use it to check the service before
+        relying on it.
         """
         principal = current_principal()
         backend = rt.storage()

@@ -8,11 +8,10 @@
 -- name: lexical_terms
 -- The lexical leg (storage/lexical_leg.py) starts here: the query's meaningful words
 -- (memhub_query_terms, 0003), how many a memory must hold (a share of them, at most
--- %(max_need)s), and what BM25 needs (memhub_bm25,
--- 0007): every lexeme of every word with the word's 1-based index, each word's document
--- frequency and IDF from the namespace's statistics (storage/lexicon.py; a word not counted
--- there is in one memory), and the average memory length. No statistics yet: every frequency
--- 1, every IDF 1, no length norm.
+-- %(max_need)s), and what BM25 needs (search.lexical): every lexeme of every word with the
+-- word's 1-based index, each word's document frequency and IDF from the namespace's
+-- statistics (storage/lexicon.py; a word not counted there is in one memory), and the average
+-- memory length. No statistics yet: every frequency 1, every IDF 1, no length norm.
 WITH words AS (
     SELECT t AS terms,
            least(%(max_need)s, greatest(1, ceil(cardinality(t) * %(min_coverage)s::float8)))::int
@@ -44,36 +43,59 @@ SELECT w.terms, w.need,
   FROM words w;
 
 -- name: lexical
--- The candidates (storage/lexical_leg.py), each through the (namespace, search_tsv) GIN index
--- under stage 0: the memories holding any of the rarest words (%(rare)s, NULL when none is
--- rare enough; at most %(take)s),
--- and those the coverage levels over the other words find (memhub_lexical_candidates, 0006:
--- strictest first, stopping at the leg's depth). Each is scored by BM25 (memhub_bm25, 0007)
--- and kept if it holds at least %(need)s of the query's words.
+-- The candidates (storage/lexical_leg.py), each read through the (namespace, search_tsv) GIN
+-- index under stage 0: the memories holding any of the rarest words (%(rare)s, NULL when none
+-- is rare enough; at most %(take)s), and those the coverage levels over the other words find
+-- (memhub_lexical_candidates, 0006: strictest first, stopping at the leg's depth). Each is
+-- scored by BM25 (below) and kept if it holds at least %(need)s of the words.
 SELECT id, matched, rank
   FROM (
-    SELECT m.id, m.seq, s.matched, s.score AS rank
+    SELECT j.id, j.seq, s.matched, s.score AS rank
       FROM (
-        (SELECT r.id
-           FROM live_memories r
-          WHERE r.namespace = %(namespace)s
-            AND NOT r.quarantined
-            AND r.search_tsv @@ %(rare)s::tsquery
-            AND (%(kinds)s::text[] IS NULL OR r.kind = ANY (%(kinds)s::text[]))
-            AND (%(tags)s::text[] IS NULL OR r.tags @> %(tags)s::text[])
-          LIMIT %(take)s)
-        UNION
-        SELECT f.id
-          FROM memhub_lexical_candidates(
-                   %(namespace)s, %(common)s::tsquery[], %(gates)s::tsquery[],
-                   %(floors)s::int[], %(take)s, %(depth)s, %(kinds)s::text[],
-                   %(tags)s::text[]) AS f
-      ) c
-      JOIN live_memories m ON m.id = c.id
-      CROSS JOIN LATERAL memhub_bm25(m.search_tsv, %(lexemes)s::text[], %(term_of)s::int[],
-                                     %(idf)s::float8[], %(avg_length)s::float8) AS s
-     WHERE m.namespace = %(namespace)s
-       AND NOT m.quarantined
+        SELECT m.id, m.seq, m.search_tsv
+          FROM (
+            (SELECT r.id
+               FROM live_memories r
+              WHERE r.namespace = %(namespace)s
+                AND NOT r.quarantined
+                AND r.search_tsv @@ %(rare)s::tsquery
+                AND (%(kinds)s::text[] IS NULL OR r.kind = ANY (%(kinds)s::text[]))
+                AND (%(tags)s::text[] IS NULL OR r.tags @> %(tags)s::text[])
+              LIMIT %(take)s)
+            UNION
+            SELECT f.id
+              FROM memhub_lexical_candidates(
+                       %(namespace)s, %(common)s::tsquery[], %(gates)s::tsquery[],
+                       %(floors)s::int[], %(take)s, %(depth)s, %(kinds)s::text[],
+                       %(tags)s::text[]) AS f
+          ) c
+          JOIN live_memories m ON m.id = c.id
+         WHERE m.namespace = %(namespace)s
+           AND NOT m.quarantined
+        OFFSET 0  -- a fence: join first, so only the candidates are scored
+      ) j
+      CROSS JOIN LATERAL (
+        -- BM25, k1 = 1.2, b = 0.75. A word's frequency in the memory is that of its most
+        -- frequent lexeme (its stem or its literal spelling: the tsvector holds both), read
+        -- after cutting the tsvector down to the query's lexemes in C (setweight marks them,
+        -- ts_filter keeps them) so only those few are unnested. Without statistics yet
+        -- (avg_length NULL) there is no length norm. Written inline, not as a function: a
+        -- function call per candidate cost 3-4x the arithmetic.
+        SELECT coalesce(sum((%(idf)s::float8[])[w.term] * w.tf * 2.2
+                            / (w.tf + 1.2 * (0.25 + 0.75 * length(j.search_tsv)
+                                             / greatest(coalesce(%(avg_length)s::float8,
+                                                                 length(j.search_tsv)), 1)))),
+                        0) AS score,
+               count(*)::int AS matched
+          FROM (
+            SELECT q.term, max(coalesce(cardinality(v.positions), 1)) AS tf
+              FROM unnest(ts_filter(setweight(setweight(j.search_tsv, 'D'), 'A',
+                                              %(lexemes)s::text[]), '{a}')) AS v
+              JOIN unnest(%(lexemes)s::text[], %(term_of)s::int[]) AS q(lexeme, term)
+                ON q.lexeme = v.lexeme
+             GROUP BY q.term
+          ) w
+      ) s
   ) scored
  WHERE matched >= %(need)s
  ORDER BY rank DESC, seq DESC
