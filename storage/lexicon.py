@@ -39,18 +39,25 @@ DUE_MAX_AGE = 600       # seconds: or the last count must be this old (with anyt
 DUE_COUNT_CAP = 100_000  # new memories counted per namespace when deciding
 
 
-def due_params() -> dict[str, Any]:
-    return {"small": DUE_SMALL, "share": DUE_SHARE, "max_age": DUE_MAX_AGE,
-            "cap": DUE_COUNT_CAP}
+async def due_in(conn: psycopg.AsyncConnection) -> list[dict[str, Any]]:
+    """[{namespace, docs, new}] of the namespaces visible in this transaction that should be
+    recounted (the policy in the module docstring)."""
+    cur = await conn.execute(q("lexicon.namespaces"), {"max_age": DUE_MAX_AGE})
+    out = []
+    for row in await cur.fetchall():
+        cur = await conn.execute(q("lexicon.new_since"), {
+            "namespace": row["namespace"], "after": row["max_seq"] or 0, "cap": DUE_COUNT_CAP})
+        new = (await cur.fetchone())["new"]
+        counted = row["docs"]
+        if counted is None or (new > 0 and (counted <= DUE_SMALL or new >= counted * DUE_SHARE
+                                            or row["old"])):
+            out.append({"namespace": row["namespace"], "docs": counted, "new": new})
+    return out
 
 
 async def due(backend: PgCore, scope: str | list[str] = "*") -> list[dict[str, Any]]:
     """[{namespace, docs, new}] of the namespaces in `scope` that should be recounted."""
-    async def read(conn: psycopg.AsyncConnection) -> list[dict[str, Any]]:
-        cur = await conn.execute(q("lexicon.due"), due_params())
-        return await cur.fetchall()
-
-    return await backend._run(scope, read, retry_safe=True)
+    return await backend._run(scope, due_in, retry_safe=True)
 
 
 async def refresh(backend: PgCore, namespace: str) -> int:

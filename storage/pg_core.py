@@ -24,7 +24,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from config import SURFACES, Settings
 from errors import Retryable, Unavailable, UnknownOutcome
 from storage.base import NAMESPACE_RE, Principal
-from storage.lexicon import due_params
+from storage.lexicon import due_in
 from storage.pg_errors import is_disconnect, translate
 from storage.queries import q
 
@@ -221,8 +221,7 @@ class PgCore:
                 counts.setdefault(row["namespace"], {})[row["status"]] = row["n"]
             cur = await conn.execute(q("stats.embedding_queue"))
             queue = await cur.fetchone()
-            cur = await conn.execute(q("lexicon.due"), due_params())
-            due = [row["namespace"] for row in await cur.fetchall()]
+            due = [row["namespace"] for row in await due_in(conn)]
             return {"namespaces": counts, "embedding_queue": dict(queue),
                     "lexicon": {"due": due}}
 
