@@ -79,3 +79,8 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT coalesce(array_agg(DISTINCT replace(m[1], '''''', '''')), '{}')
       FROM regexp_matches(t::text, '''((?:[^'']|'''')*)''', 'g') AS m
 $$;
+
+-- The coverage levels (0006) stop at the leg's depth, usually tens of rows: planned as the
+-- default thousand, their join to memories became a hash join over the whole namespace.
+ALTER FUNCTION memhub_lexical_candidates(text, tsquery[], tsquery[], int[], int, int, text[],
+                                         text[]) ROWS 100;

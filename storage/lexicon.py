@@ -4,10 +4,10 @@ The lexical leg weights each query word by its inverse document frequency in the
 Those frequencies are recounted here (memhub_refresh_lexicon: ts_stat over the live memories)
 rather than at query time, because counting the memories that hold a common word means reading
 all of its postings. A namespace is recounted when it has never been counted, or when memories
-written since are a noticeable share of it (DUE_SHARE), or at all if it is small (DUE_SMALL:
-a recount is milliseconds) or the last count is old (DUE_MAX_AGE). Between recounts the
-weights lag behind the writes; results do not: what may be returned is decided by stage 0 at
-query time, and a word first seen after the last count is treated as rare.
+written since are a noticeable share of it (DUE_SHARE), or, with anything new, when it is small
+(DUE_SMALL: a recount takes milliseconds) or its last count is old (DUE_MAX_AGE). Between
+recounts the weights lag behind the writes; results do not: what may be returned is decided by
+stage 0 at query time, and a word first seen after the last count is treated as rare.
 
 Two memhub processes on one database may both run this; each namespace is recounted by one at
 a time (an advisory lock in the SQL function), the other skips it.
@@ -37,6 +37,7 @@ DUE_SMALL = 2000        # memories: below this, any new memory makes the namespa
 DUE_SHARE = 0.05        # above it, new memories must be this share of the counted ones
 DUE_MAX_AGE = 600       # seconds: or the last count must be this old (with anything new)
 DUE_COUNT_CAP = 100_000  # new memories counted per namespace when deciding
+RECOUNT_TIMEOUT = "10min"
 
 
 async def due_in(conn: psycopg.AsyncConnection) -> list[dict[str, Any]]:
@@ -66,7 +67,10 @@ async def refresh(backend: PgCore, namespace: str) -> int:
         cur = await conn.execute(q("lexicon.refresh"), {"namespace": namespace})
         return (await cur.fetchone())["docs"]
 
-    return await backend._run(namespace, work, retry_safe=True)
+    # A recount reads the whole namespace: at a few hundred thousand memories it can outlast
+    # the request-sized statement timeout, and a recount that always times out never lands.
+    return await backend._run(namespace, work, retry_safe=True,
+                              gucs={"statement_timeout": RECOUNT_TIMEOUT})
 
 
 async def refresh_due(backend: PgCore) -> dict[str, int]:

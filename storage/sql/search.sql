@@ -52,27 +52,32 @@ SELECT id, matched, rank
   FROM (
     SELECT j.id, j.seq, s.matched, s.score AS rank
       FROM (
+        (SELECT r.id, r.seq, r.search_tsv
+           FROM live_memories r
+          WHERE r.namespace = %(namespace)s
+            AND NOT r.quarantined
+            AND r.search_tsv @@ %(rare)s::tsquery
+            AND (%(kinds)s::text[] IS NULL OR r.kind = ANY (%(kinds)s::text[]))
+            AND (%(tags)s::text[] IS NULL OR r.tags @> %(tags)s::text[])
+          LIMIT %(take)s)
+        UNION ALL
+        -- Each candidate read once: a memory holding a rare word came from the first branch.
+        -- Looked up one by one (LIMIT 1 keeps the planner from turning this into a scan of
+        -- the whole namespace joined by hash).
         SELECT m.id, m.seq, m.search_tsv
-          FROM (
-            (SELECT r.id
-               FROM live_memories r
-              WHERE r.namespace = %(namespace)s
-                AND NOT r.quarantined
-                AND r.search_tsv @@ %(rare)s::tsquery
-                AND (%(kinds)s::text[] IS NULL OR r.kind = ANY (%(kinds)s::text[]))
-                AND (%(tags)s::text[] IS NULL OR r.tags @> %(tags)s::text[])
-              LIMIT %(take)s)
-            UNION
-            SELECT f.id
-              FROM memhub_lexical_candidates(
-                       %(namespace)s, %(common)s::tsquery[], %(gates)s::tsquery[],
-                       %(floors)s::int[], %(take)s, %(depth)s, %(kinds)s::text[],
-                       %(tags)s::text[]) AS f
-          ) c
-          JOIN live_memories m ON m.id = c.id
-         WHERE m.namespace = %(namespace)s
-           AND NOT m.quarantined
-        OFFSET 0  -- a fence: join first, so only the candidates are scored
+          FROM (SELECT DISTINCT f.id
+                  FROM memhub_lexical_candidates(
+                           %(namespace)s, %(common)s::tsquery[], %(gates)s::tsquery[],
+                           %(floors)s::int[], %(take)s, %(depth)s, %(kinds)s::text[],
+                           %(tags)s::text[]) AS f) f
+         CROSS JOIN LATERAL (
+            SELECT l.id, l.seq, l.search_tsv
+              FROM live_memories l
+             WHERE l.id = f.id
+               AND l.namespace = %(namespace)s
+               AND NOT l.quarantined
+               AND (%(rare)s::tsquery IS NULL OR NOT l.search_tsv @@ %(rare)s::tsquery)
+             LIMIT 1) m
       ) j
       CROSS JOIN LATERAL (
         -- BM25, k1 = 1.2, b = 0.75. A word's frequency in the memory is that of its most
