@@ -8,11 +8,11 @@ the audit listings) catch up, every `MEMHUB_EXPIRY_SWEEP_SECONDS`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from contextlib import AsyncExitStack
 
 from errors import MemhubError
+from storage.background import run_until_shutdown
 from tools.context import Runtime
 
 logger = logging.getLogger(__name__)
@@ -32,11 +32,4 @@ async def sweep_forever(rt: Runtime) -> None:
 
 
 async def start(rt: Runtime, stack: AsyncExitStack) -> None:
-    task = asyncio.create_task(sweep_forever(rt), name="memhub-expiry-sweep")
-
-    async def stop() -> None:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-    stack.push_async_callback(stop)
+    run_until_shutdown(stack, sweep_forever(rt), "memhub-expiry-sweep")

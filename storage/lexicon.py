@@ -16,13 +16,13 @@ a time (an advisory lock in the SQL function), the other skips it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
 from errors import MemhubError
+from storage.background import run_until_shutdown
 from storage.queries import q
 
 if TYPE_CHECKING:
@@ -99,13 +99,5 @@ async def refresh_forever(backend: PgCore, period: float) -> None:
 
 async def start(rt: Runtime, stack: AsyncExitStack) -> None:
     """Lifespan hook (app.STARTUP)."""
-    task = asyncio.create_task(
-        refresh_forever(rt.storage(), rt.settings.lexicon_refresh_seconds),
-        name="memhub-lexicon-refresh")
-
-    async def stop() -> None:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-    stack.push_async_callback(stop)
+    run_until_shutdown(stack, refresh_forever(rt.storage(), rt.settings.lexicon_refresh_seconds),
+                       "memhub-lexicon-refresh")

@@ -55,8 +55,9 @@ LEXICAL_MIN_COVERAGE = 0.34
 # the memories sharing its rare words first, and asking for a third of twelve words drops
 # relevant ones (SciFact, docs/perf.md). Queries of up to five words are unaffected.
 LEXICAL_MAX_NEED = 2
-# The lexical leg's bounded work (storage/lexical_leg.py, docs/perf.md): at most this many
-# candidates, best coverage first, each then scored by BM25.
+# The lexical leg's bounded work (storage/lexical_leg.py, docs/perf.md): the memories of the
+# rarest words are read while their counts add up to at most this many, and each coverage level
+# of the common words stops at this many; every candidate is then scored by BM25.
 LEXICAL_CANDIDATES = 1000
 # memory_context ranks this many candidates before packing.
 CONTEXT_DEPTH = 100
