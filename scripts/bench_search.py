@@ -2,7 +2,7 @@
 """Search latency and write throughput at 1k, 10k and 100k memories in one namespace.
 
     python scripts/bench_search.py [--sizes 1000,10000,100000] [--queries 200]
-                                   [--embed-threads 2] [--out FILE]
+                                   [--embed-threads N] [--out FILE]
 
 What it measures, per corpus size:
 - SQL time of each retrieval leg, from EXPLAIN (ANALYZE) of the exact statements the server
@@ -145,10 +145,11 @@ class _Explaining:
     def __init__(self, conn: psycopg.AsyncConnection):
         self.conn, self.ms = conn, 0.0
 
-    async def execute(self, sql: str, params: dict):
-        cur = await self.conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
+    async def execute(self, sql: str, params: dict, prepare: bool | None = None):
+        cur = await self.conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params,
+                                      prepare=prepare)
         self.ms += (await cur.fetchone())["QUERY PLAN"][0]["Execution Time"]
-        return await self.conn.execute(sql, params)
+        return await self.conn.execute(sql, params, prepare=prepare)
 
 
 async def sql_times(dsn: str, settings, texts: list[str]) -> dict[str, float]:
@@ -247,7 +248,9 @@ async def bench(args) -> dict:
     texts = queries(args.queries)
     report: dict = {"machine": machine(), "sizes": {}, "queries_per_size": len(texts),
                     "embed_threads": args.embed_threads}
-    with local_memhub(embed_threads=args.embed_threads) as (base_url, settings, dsn):
+    overrides = {} if args.embed_threads is None else {"embed_threads": args.embed_threads}
+    with local_memhub(**overrides) as (base_url, settings, dsn):
+        report["embed_threads"] = settings.embed_threads
         if settings.embed_model_path is None:
             raise SystemExit("set MEMHUB_EMBED_MODEL_PATH to the model directory")
         first = min(sizes[0], 1000)
@@ -294,8 +297,9 @@ def main() -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--embed-threads", type=int, default=2,
-                        help="MEMHUB_EMBED_THREADS for the server (default: both cores)")
+    parser.add_argument("--embed-threads", type=int, default=None,
+                        help="MEMHUB_EMBED_THREADS for the server (default: the server's own, "
+                             "half the cores)")
     parser.add_argument("--out", default=str(ROOT / "docs" / "perf.json"))
     args = parser.parse_args()
     report = asyncio.run(bench(args))

@@ -18,10 +18,13 @@ postings of every common word. The words are split by their document frequencies
   Memories holding none of the rare words must hold `need` of these; they are read as
   coverage levels, strictest first (every common word, all but one, ...), each an index
   gate "at least k of these words" written as the OR of every k-word AND, and reading
-  stops once a level holds the leg's depth or overflows `candidates` rows (the plpgsql loop
-  memhub_lexical_candidates, migration 0006, one round trip). Strict levels are cheap (the
-  index intersects postings), so a large namespace usually stops after a few of them; only an
-  overflowing level is cut in index order. A gate costs C(n, k) x k word tests per row the
+  stops once the levels hold the leg's depth or `candidates` distinct rows (the plpgsql loop
+  memhub_lexical_candidates, migrations 0006 and 0008, one round trip). Strict levels are
+  cheap (the index intersects postings), so a large namespace usually stops after a few of
+  them; only an overflowing level is cut in index order. A middle level is read in two parts,
+  the memories holding the rarest common word (the anchor) first: the index walks only the
+  anchor's postings for that part, and it holds the level's best BM25 candidates, so the leg
+  often stops there (0008). A gate costs C(n, k) x k word tests per row the
   index considers; levels above MAX_WORD_TESTS are skipped (when even `need` is, the first gate
   is the largest affordable "at least m": a superset, filtered on the exact count).
 All candidates are scored in the same statement and filtered on the floor. Without statistics
@@ -75,10 +78,14 @@ def _affordable(n: int, k: int) -> bool:
     return math.comb(n, k) * k <= MAX_WORD_TESTS
 
 
-def coverage_levels(terms: Sequence[str], need: int) -> list[tuple[str, int]]:
+def coverage_levels(terms: Sequence[str], need: int,
+                    anchor: int | None = None) -> list[tuple[str, int]]:
     """[(gate, floor)], loosest first: rows read through `gate` count when they match at least
     `floor` of `terms`. The first floor is `need`; the others are the affordable k above it.
-    The leg reads them in reverse. No levels when fewer than `need` terms."""
+    The leg reads them in reverse. No levels when fewer than `need` terms.
+
+    `anchor` (the index of the rarest term) splits each middle level k (need < k < n) in two:
+    the anchor and k-1 of the others, read first, then k of the others (migration 0008)."""
     n = len(terms)
     if n == 0 or need > n:
         return []
@@ -87,7 +94,16 @@ def coverage_levels(terms: Sequence[str], need: int) -> list[tuple[str, int]]:
     while first > 1 and not _affordable(n, first):
         first -= 1
     levels = [(at_least(terms, first), need)]
-    levels += [(at_least(terms, k), k) for k in range(need + 1, n + 1) if _affordable(n, k)]
+    rest = [t for i, t in enumerate(terms) if i != anchor]
+    for k in range(need + 1, n + 1):
+        if not _affordable(n, k):
+            continue
+        if anchor is None or k == n:
+            levels.append((at_least(terms, k), k))
+        else:
+            # Loosest first, so the anchored half (read first) goes last.
+            levels.append((at_least(rest, k), k))
+            levels.append((f"( {terms[anchor]} ) & ( {at_least(rest, k - 1)} )", k))
     return levels
 
 
@@ -103,13 +119,17 @@ async def lexical_leg(conn: Any, query: str, params: dict[str, Any], *, min_cove
     if words is None or not words["terms"]:
         return []  # only stopwords: nothing to match on
     terms, need = words["terms"], words["need"]
-    rare = rarest(words["df"], candidates)
-    common = [t for i, t in enumerate(terms) if i not in rare]
-    levels = coverage_levels(common, need)
+    df = words["df"]
+    rare = rarest(df, candidates)
+    common_at = [i for i in range(len(terms)) if i not in rare]
+    common = [terms[i] for i in common_at]
+    anchor = min(range(len(common)), key=lambda j: (df[common_at[j]], j)) if common else None
+    levels = coverage_levels(common, need, anchor)
     cur = await conn.execute(q("search.lexical"), {
         **params, "rare": any_of([terms[i] for i in rare]) if rare else None,
         "common": common,
         "gates": [g for g, _ in levels], "floors": [f for _, f in levels],
         "take": candidates, "need": need, "lexemes": words["lexemes"],
-        "term_of": words["term_of"], "idf": words["idf"], "avg_length": words["avg_length"]})
+        "term_of": words["term_of"], "idf": words["idf"], "avg_length": words["avg_length"]},
+        prepare=False)  # unnamed: always planned for these words (storage/pg_search.search_gucs)
     return await cur.fetchall()

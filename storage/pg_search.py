@@ -4,11 +4,13 @@ Every leg selects from `live_memories` inside a read transaction scoped (by RLS)
 namespace, so stage 0 (ACTIVE, not expired) binds before anything is ranked, and the final rows
 are re-read through the same view. Fusion is RRF over ranks (storage.fusion).
 
-A hybrid search uses two transactions: the lexical leg (storage/lexical_leg.py) runs in its own
-short one WHILE the query is embedded in a thread (PostgreSQL and the model are different
-processes, so on a small machine they overlap instead of adding up, and a pooled connection
-never waits on the model); the semantic leg and the final stage-0 re-read run in the second, so
-a memory retired in between drops out. Lexical- and semantic-only searches use one.
+A hybrid search uses two transactions at once. The lexical leg (storage/lexical_leg.py) starts
+in its own short one WHILE the query is embedded in a thread (PostgreSQL and the model are
+different processes, so on a small machine they overlap instead of adding up, and a pooled
+connection never waits on the model). As soon as the vector is there, the second one runs the
+semantic leg, alongside the lexical leg if that is still going, then takes the lexical ids and
+re-reads the fused ids through stage 0, so a memory retired in between drops out. Lexical- and
+semantic-only searches use one.
 """
 
 from __future__ import annotations
@@ -100,7 +102,11 @@ class SearchStore:
                                         lexical)
             return await self._materialise(conn, namespace, ranked[:limit])
 
-        results = await self._run(namespace, read, retry_safe=True, gucs=self._search_gucs())
+        try:
+            results = await self._run(namespace, read, retry_safe=True,
+                                      gucs=self._search_gucs())
+        finally:
+            _abandon(lexical)
         return {
             "results": [
                 {"memory": memory_dict(r["row"]), "score": round(r["score"], 6), "why": r["why"]}
@@ -155,8 +161,11 @@ class SearchStore:
                 vectors = {r["id"]: r["embedding"] for r in await cur.fetchall()}
             return scored, vectors
 
-        scored, vectors = await self._run(namespace, read, retry_safe=True,
-                                          gucs=self._search_gucs())
+        try:
+            scored, vectors = await self._run(namespace, read, retry_safe=True,
+                                              gucs=self._search_gucs())
+        finally:
+            _abandon(lexical)
         candidates = [
             Candidate(key=str(row["id"]), kind=row["kind"], item=context_item(row),
                       relevance=max(relevance, 1e-6), vector=_as_array(vectors.get(row["id"])))
@@ -186,25 +195,35 @@ class SearchStore:
         kinds: list[str] | None,
         tags: list[str] | None,
         depth: int,
-    ) -> tuple[list[Any] | None, np.ndarray | None, bool]:
-        """(lexical ids or None, query vector or None, degraded). For `hybrid` the lexical leg
-        runs in its own read transaction while the query is embedded; other modes have only
+    ) -> tuple[asyncio.Task | None, np.ndarray | None, bool]:
+        """(the lexical leg's task or None, query vector or None, degraded), once the query is
+        embedded. For `hybrid` the lexical leg starts first, in its own read transaction, and
+        may still be running: `_ranked` awaits it after the semantic leg. Other modes have only
         one leg, which runs with the final read."""
-        embedding = asyncio.ensure_future(self._query_vector(query, mode))
         lexical = None
+        holding = asyncio.Event()
+        if mode == "hybrid":
+            params = {"namespace": namespace, "kinds": kinds, "tags": tags, "depth": depth}
+
+            async def leg(conn: psycopg.AsyncConnection) -> list[Any]:
+                holding.set()
+                return await self._lexical(conn, query, params)
+
+            lexical = asyncio.ensure_future(self._run(namespace, leg, retry_safe=True,
+                                                      gucs=self._search_gucs()))
         try:
-            if mode == "hybrid":
-                params = {"namespace": namespace, "kinds": kinds, "tags": tags, "depth": depth}
-
-                async def leg(conn: psycopg.AsyncConnection) -> list[Any]:
-                    return await self._lexical(conn, query, params)
-
-                lexical = await self._run(namespace, leg, retry_safe=True,
-                                          gucs=self._search_gucs())
-        finally:
-            # An embedding nobody awaits (the leg failed first) must not log "never retrieved".
-            embedding.add_done_callback(lambda f: f.cancelled() or f.exception())
-        vector, degraded = await embedding
+            vector, degraded = await self._query_vector(query, mode)
+            if lexical is not None:
+                # The caller's transaction will wait for this leg while holding a pooled
+                # connection, so this leg must hold its own first: with the pool exhausted,
+                # searches each holding one connection and queued for a second would wait on
+                # each other until the pool's timeout.
+                held = asyncio.ensure_future(holding.wait())
+                await asyncio.wait({lexical, held}, return_when=asyncio.FIRST_COMPLETED)
+                held.cancel()
+        except BaseException:
+            _abandon(lexical)
+            raise
         return lexical, vector, degraded
 
     async def _query_vector(self, query: str, mode: str) -> tuple[np.ndarray | None, bool]:
@@ -241,21 +260,24 @@ class SearchStore:
         kinds: list[str] | None,
         tags: list[str] | None,
         depth: int,
-        lexical: list[Any] | None = None,
+        lexical: asyncio.Future | None = None,
     ) -> list[dict[str, Any]]:
-        """Run the legs the mode asks for (`lexical`: that leg's ids, already run) and fuse
-        them: [{id, score, why}], best first."""
+        """Run the legs the mode asks for and fuse them: [{id, score, why}], best first.
+        `lexical`: the lexical leg already started elsewhere (hybrid), awaited after the
+        semantic leg so the two run at the same time."""
         params = {"namespace": namespace, "kinds": kinds, "tags": tags, "depth": depth}
         legs: dict[str, list[Any]] = {}
         distances: dict[Any, float] = {}
-        if mode in ("hybrid", "lexical"):
-            legs["lexical"] = (lexical if lexical is not None
-                               else await self._lexical(conn, query, params))
+        if mode == "lexical" or (mode == "hybrid" and lexical is None):
+            legs["lexical"] = await self._lexical(conn, query, params)
         if mode in ("hybrid", "semantic") and vector is not None:
             cur = await conn.execute(q("search.semantic"), {
                 **params, "embedding": vector, "model": self.embedder.model_name,
-                "max_distance": self.settings.semantic_neighbour_max_distance})
+                "max_distance": self.settings.semantic_neighbour_max_distance},
+                prepare=False)  # unnamed: planned for this vector (search_gucs)
             rows = await cur.fetchall()
+            if lexical is not None:
+                legs["lexical"] = await lexical
             # The gate decides whether the query is answerable at all, not how far each
             # neighbour may be: nothing near (and, in hybrid, no word matched) -> no semantic
             # results, rather than the nearest unrelated memories. Once answerable, the
@@ -267,6 +289,8 @@ class SearchStore:
                 rows = []
             legs["semantic"] = [r["id"] for r in rows]
             distances = {r["id"]: r["distance"] for r in rows}
+        elif lexical is not None:
+            legs["lexical"] = await lexical  # no vector: hybrid degraded to lexical
         fused = rrf(legs, self.settings.rrf_k)
         return [
             {
@@ -311,16 +335,29 @@ def search_gucs(ef_search: int) -> dict[str, str]:
     """Transaction-local settings of every search transaction (set with its scope):
     - hnsw.ef_search / iterative_scan: HNSW breadth, and iterative scans so filters applied
       after the index (stage 0, kinds, tags, namespace) still yield enough rows;
-    - plan_cache_mode: plan each statement for its actual values (a tsquery's selectivity
-      decides between the GIN index and anything else);
     - enable_seqscan off: a LIMIT makes a sequential scan look cheap to the planner, but it
-      tests @@ on every row when matches are rare; the indexes always serve these reads."""
+      tests @@ on every row when matches are rare; the indexes always serve these reads.
+    Plans: the statements whose best plan depends on their values (the lexical candidates:
+    a tsquery's selectivity decides between the GIN index and anything else; the semantic leg)
+    are sent unnamed (`prepare=False`), which PostgreSQL always plans for the values given, and
+    the level scans inside memhub_lexical_candidates are forced to (migration 0008). The others
+    (the query's word statistics, re-reads by id) reuse a generic plan once psycopg has
+    prepared them: planning the word-statistics statement anew cost ~0.9 ms a search."""
     return {
         "hnsw.ef_search": str(ef_search),
         "hnsw.iterative_scan": "relaxed_order",
-        "plan_cache_mode": "force_custom_plan",
         "enable_seqscan": "off",
     }
+
+
+def _abandon(task: asyncio.Future | None) -> None:
+    """Stop waiting for a leg whose search failed: cancel it if it is still running, and
+    retrieve its outcome so an error nobody awaited is not logged as "never retrieved"."""
+    if task is None:
+        return
+    if not task.done():
+        task.cancel()
+    task.add_done_callback(lambda f: f.cancelled() or f.exception())
 
 
 def _as_array(value: Any):

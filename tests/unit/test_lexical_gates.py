@@ -4,6 +4,7 @@ tests/integration/test_lexical_index.py."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -71,3 +72,33 @@ def test_fewer_common_words_than_needed_means_no_levels():
     assert coverage_levels([], 1) == []
     with pytest.raises(ValueError):
         at_least(["'a'"], 2)
+
+
+def _holds(gate: str, words: set[str]) -> bool:
+    """Evaluate a gate built from one-lexeme terms against a memory's set of words."""
+    expr = gate.replace("&", " and ").replace("|", " or ")
+    for word in "abcdefg":
+        expr = expr.replace(f"'{word}'", str(word in words))
+    return eval(expr)  # noqa: S307 - only True/False/and/or/parentheses remain
+
+
+def test_a_middle_level_is_read_anchor_first_and_its_two_parts_are_the_whole_level():
+    terms = ["'a'", "'b'", "'c'", "'d'", "'e'"]
+    levels = coverage_levels(terms, 2, anchor=3)
+    assert [floor for _, floor in levels] == [2, 3, 3, 4, 4, 5]
+    # Read in reverse: every word, then for 4 and 3 words the memories holding 'd' first.
+    assert "( 'd' ) & (" in levels[-2][0] and "'d'" not in levels[-3][0]
+    for k in (3, 4):
+        parts = [gate for gate, floor in levels if floor == k]
+        for size in range(6):
+            for held in itertools.combinations("abcde", size):
+                memory = set(held)
+                assert any(_holds(g, memory) for g in parts) == (len(memory) >= k), (k, held)
+    # The loosest and the strictest level are not split.
+    assert levels[0][0] == at_least(terms, 2) and levels[-1][0] == at_least(terms, 5)
+
+
+def test_no_anchor_means_whole_levels():
+    terms = ["'a'", "'b'", "'c'", "'d'"]
+    assert coverage_levels(terms, 2) == coverage_levels(terms, 2, anchor=None)
+    assert [floor for _, floor in coverage_levels(terms, 2)] == [2, 3, 4]
