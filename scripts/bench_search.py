@@ -246,11 +246,10 @@ async def searchable_delay(base_url: str, samples: int = 10) -> dict[str, float]
 async def bench(args) -> dict:
     sizes = [int(s) for s in args.sizes.split(",")]
     texts = queries(args.queries)
-    report: dict = {"machine": machine(), "sizes": {}, "queries_per_size": len(texts),
-                    "embed_threads": args.embed_threads}
+    report: dict = {"machine": machine(), "sizes": {}, "queries_per_size": len(texts)}
     overrides = {} if args.embed_threads is None else {"embed_threads": args.embed_threads}
     with local_memhub(**overrides) as (base_url, settings, dsn):
-        report["embed_threads"] = settings.embed_threads
+        report["embed_threads"] = settings.embed_threads  # what the server ran with
         if settings.embed_model_path is None:
             raise SystemExit("set MEMHUB_EMBED_MODEL_PATH to the model directory")
         first = min(sizes[0], 1000)

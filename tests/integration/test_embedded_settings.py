@@ -1,26 +1,25 @@
-"""The embedded cluster is started sized for memhub (storage/embedded.py): enough connections
+"""A fresh embedded cluster starts sized for memhub (storage/embedded.py): enough connections
 for the pools of two servers, and shared buffers that hold a large namespace's HNSW index
-(docs/perf.md). A server given DATABASE_URL is used as configured, so there is nothing to check
-then."""
+(docs/perf.md). The test starts its own cluster, so it runs whatever DATABASE_URL the rest of
+the suite uses."""
 
 from __future__ import annotations
 
-import os
-
 import psycopg
-import pytest
 
-from storage.embedded import _MIN_MAX_CONNECTIONS, _shared_buffers_mb
-
-pytestmark = pytest.mark.skipif(bool(os.environ.get("DATABASE_URL")),
-                                reason="DATABASE_URL: not the embedded cluster")
+from storage.embedded import _MIN_MAX_CONNECTIONS, EmbeddedPostgres, _shared_buffers_mb
 
 
-def test_the_embedded_cluster_starts_with_memhubs_settings(admin_dsn):
-    with psycopg.connect(admin_dsn, autocommit=True) as conn:
-        buffers_mb = conn.execute(
-            "SELECT setting::bigint * 8192 / 1048576 FROM pg_settings"
-            " WHERE name = 'shared_buffers'").fetchone()[0]
-        connections = int(conn.execute("SHOW max_connections").fetchone()[0])
+def test_a_fresh_embedded_cluster_starts_with_memhubs_settings(tmp_path):
+    cluster = EmbeddedPostgres(tmp_path)
+    dsn = cluster.start()
+    try:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            buffers_mb = conn.execute(
+                "SELECT setting::bigint * 8192 / 1048576 FROM pg_settings"
+                " WHERE name = 'shared_buffers'").fetchone()[0]
+            connections = int(conn.execute("SHOW max_connections").fetchone()[0])
+    finally:
+        cluster.stop()
     assert buffers_mb == _shared_buffers_mb()
     assert connections >= _MIN_MAX_CONNECTIONS
