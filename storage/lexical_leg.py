@@ -19,19 +19,23 @@ postings of every common word. The words are split by their document frequencies
   coverage levels, strictest first (every common word, all but one, ...), each an index
   gate "at least k of these words" written as the OR of every k-word AND, and reading
   stops once the levels hold the leg's depth or `candidates` distinct rows (the plpgsql loop
-  memhub_lexical_candidates, migrations 0006 and 0008, one round trip). Strict levels are
-  cheap (the index intersects postings), so a large namespace usually stops after a few of
-  them; only an overflowing level is cut in index order. A middle level is read in two parts,
-  the memories holding the rarest common word (the anchor) first: the index walks only the
-  anchor's postings for that part, and it holds the level's best BM25 candidates, so the leg
-  often stops there (0008). A gate costs C(n, k) x k word tests per row the
-  index considers; levels above MAX_WORD_TESTS are skipped (when even `need` is, the first gate
-  is the largest affordable "at least m": a superset, filtered on the exact count).
+  memhub_lexical_candidates, migrations 0006, 0008 and 0009, one round trip). Strict levels
+  are cheap (the index intersects postings), so a large namespace usually stops after a few of
+  them; only an overflowing level is cut in index order. The strictest level itself is read
+  only if the next one overflows: its memories are all in that one (0009). A middle level is
+  read in two parts, the memories holding the rarest common word (the anchor) first: the
+  index walks only the anchor's postings for that part, and it holds the level's best BM25
+  candidates, so the leg often stops there (0008). A gate costs C(n, k) x k word tests per
+  row the index considers; levels above MAX_WORD_TESTS are skipped (when even `need` is, the
+  first gate is the largest affordable "at least m": a superset, filtered on the exact
+  count).
 All candidates are scored in the same statement and filtered on the floor. Without statistics
 yet (a namespace's first seconds) every word counts as in one memory, so all are rare.
 
-The gates are built here, not in SQL: the words come from memhub_query_terms (migration 0003)
-as PostgreSQL's own tsquery output, so joining them with parentheses, `&` and `|` is exact.
+The gates are built here, not in SQL: the words come from memhub_query_terms (migrations 0003
+and 0010: each spelling by its English form, which every memory holding the written form also
+holds) as PostgreSQL's own tsquery output, so joining them with parentheses, `&` and `|` is
+exact.
 """
 
 from __future__ import annotations
