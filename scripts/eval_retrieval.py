@@ -383,8 +383,10 @@ def render_report(results, sweep_rows, tokens, env: EvalEnv, settings: Settings,
     ident = {q["id"]: q for q in env.queries if q["type"] == "identifier"}
     lines += ["", "## Identifiers", "",
               "Stemming alone misses identifiers; the lexical leg also matches each query word's "
-              "contraction-stripped and acronym singular/plural spellings under both the "
-              "`english` and `simple` configurations (`memhub_query_terms`, migration 0003). "
+              "contraction-stripped and acronym singular/plural spellings, each by its "
+              "`english` form, which memories indexed under both the `english` and `simple` "
+              "configurations hold whenever they hold the word as written "
+              "(`memhub_query_terms`, migrations 0003 and 0010). "
               "Identifier queries that still miss in a mode are listed under *Still failing*.",
               "", "| query | " + " | ".join(results) + " |",
               "| --- | " + " | ".join("---" for _ in results) + " |"]
