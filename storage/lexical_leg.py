@@ -22,7 +22,8 @@ postings of every common word. The words are split by their document frequencies
   memhub_lexical_candidates, migrations 0006, 0008 and 0009, one round trip). Strict levels
   are cheap (the index intersects postings), so a large namespace usually stops after a few of
   them; only an overflowing level is cut in index order. The strictest level itself is read
-  only if the next one overflows: its memories are all in that one (0009). A middle level is
+  only if the next one overflows: its memories are all in that one (0009), and when it is read
+  the levels may bring up to 2 x `candidates` rows. A middle level is
   read in two parts, the memories holding the rarest common word (the anchor) first: the
   index walks only the anchor's postings for that part, and it holds the level's best BM25
   candidates, so the leg often stops there (0008). A gate costs C(n, k) x k word tests per

@@ -59,7 +59,9 @@ LEXICAL_MIN_COVERAGE = 0.34
 LEXICAL_MAX_NEED = 2
 # The lexical leg's bounded work (storage/lexical_leg.py, docs/perf.md): the memories of the
 # rarest words are read while their counts add up to at most this many, and each coverage level
-# of the common words stops at this many; every candidate is then scored by BM25.
+# of the common words stops at this many (the levels together too, except when the every-word
+# level is read after an overflowing one: then up to twice this, migration 0009); every
+# candidate is then scored by BM25.
 LEXICAL_CANDIDATES = 1000
 # memory_context ranks this many candidates before packing.
 CONTEXT_DEPTH = 100
