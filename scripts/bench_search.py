@@ -2,15 +2,16 @@
 """Search latency and write throughput at 1k, 10k and 100k memories in one namespace.
 
     python scripts/bench_search.py [--sizes 1000,10000,100000] [--queries 200]
-                                   [--embed-threads N] [--out FILE]
+                                   [--embed-threads N] [--query-quantize none|int8]
+                                   [--out FILE]
 
 What it measures, per corpus size:
 - SQL time of each retrieval leg, from EXPLAIN (ANALYZE) of the exact statements the server
   runs (storage/sql/search.sql), as role memhub_app under the same RLS scope; median of runs.
 - End-to-end `memory_search` (mode=hybrid) through a real MCP client over HTTP, query embedding
   included (every query is distinct, so the query-embedding cache never answers): p50/p95/p99;
-  the same with one repeated query (the cache answers), with mode=lexical, and a `stats` call
-  (the MCP + HTTP floor under every tool call).
+  the same with one repeated query (the cache answers), with mode=lexical and mode=semantic,
+  and a `stats` call (the MCP + HTTP floor under every tool call).
 And once: write throughput of `memory_remember` through MCP, the time for the embedding worker
 to drain those writes, and the commit -> semantically-searchable delay.
 
@@ -155,10 +156,10 @@ class _Explaining:
 async def sql_times(dsn: str, settings, texts: list[str]) -> dict[str, float]:
     """Median EXPLAIN ANALYZE execution time (ms) of each leg over `texts`, as memhub_app under
     the server's search settings. The lexical leg's statements are summed."""
-    from fastembed import TextEmbedding
     from pgvector.psycopg import register_vector_async
     from psycopg.rows import dict_row
 
+    from storage.embedder import load_model, model_id
     from storage.lexical_leg import lexical_leg
     from storage.pg_search import (
         LEXICAL_CANDIDATES,
@@ -169,7 +170,7 @@ async def sql_times(dsn: str, settings, texts: list[str]) -> dict[str, float]:
     )
     from storage.queries import q
 
-    model = TextEmbedding(settings.embed_model, specific_model_path=str(settings.embed_model_path))
+    model = load_model(settings, for_queries=True)  # the server's query model
     times: dict[str, list[float]] = {"lexical": [], "semantic": []}
     params = {"namespace": NAMESPACE, "kinds": None, "tags": None, "depth": MIN_LEG_DEPTH}
     async with await psycopg.AsyncConnection.connect(dsn, autocommit=True,
@@ -189,7 +190,7 @@ async def sql_times(dsn: str, settings, texts: list[str]) -> dict[str, float]:
                 times["lexical"].append(explaining.ms)
                 explaining.ms = 0.0
                 await explaining.execute(q("search.semantic"), {
-                    **params, "embedding": vector, "model": settings.embed_model,
+                    **params, "embedding": vector, "model": model_id(settings),
                     "max_distance": settings.semantic_neighbour_max_distance})
                 times["semantic"].append(explaining.ms)
     return {leg: round(statistics.median(v), 3) for leg, v in times.items()}
@@ -247,9 +248,12 @@ async def bench(args) -> dict:
     sizes = [int(s) for s in args.sizes.split(",")]
     texts = queries(args.queries)
     report: dict = {"machine": machine(), "sizes": {}, "queries_per_size": len(texts)}
-    overrides = {} if args.embed_threads is None else {"embed_threads": args.embed_threads}
+    overrides: dict = {"query_quantize": args.query_quantize}
+    if args.embed_threads is not None:
+        overrides["embed_threads"] = args.embed_threads
     with local_memhub(**overrides) as (base_url, settings, dsn):
         report["embed_threads"] = settings.embed_threads  # what the server ran with
+        report["query_quantize"] = settings.query_quantize
         if settings.embed_model_path is None:
             raise SystemExit("set MEMHUB_EMBED_MODEL_PATH to the model directory")
         first = min(sizes[0], 1000)
@@ -281,6 +285,7 @@ async def bench(args) -> dict:
                 "e2e_ms": e2e,
                 "e2e_repeated_query_ms": await e2e_times(base_url, texts, repeat=True),
                 "e2e_lexical_ms": await e2e_times(base_url, texts, mode="lexical"),
+                "e2e_semantic_ms": await e2e_times(base_url, texts, mode="semantic"),
                 "stats_call_ms": await call_overhead(base_url),
             }
             print(f"{size:>7}: {json.dumps(report['sizes'][size])}", flush=True)
@@ -299,6 +304,9 @@ def main() -> int:
     parser.add_argument("--embed-threads", type=int, default=None,
                         help="MEMHUB_EMBED_THREADS for the server (default: the server's own, "
                              "half the cores)")
+    parser.add_argument("--query-quantize", choices=("none", "int8"), default="none",
+                        help="MEMHUB_QUERY_QUANTIZE for the server (default: none, the "
+                             "server's default)")
     parser.add_argument("--out", default=str(ROOT / "docs" / "perf.json"))
     args = parser.parse_args()
     report = asyncio.run(bench(args))

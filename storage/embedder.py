@@ -16,11 +16,13 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from config import Settings
+from storage.quantized_model import quantized_copy
 
 logger = logging.getLogger(__name__)
 
@@ -28,27 +30,52 @@ LOADING, READY, UNAVAILABLE = "loading", "ready", "unavailable"
 # Texts per model call within a document batch (see Embedder.embed_documents).
 DOC_BATCH = 16
 
-# One loaded model per (name, path) per process: an app rebuilt in the same process (tests,
-# benchmarks, a reload) reuses it instead of loading another ~100 MB ONNX session, which
-# onnxruntime never gives back to the OS.
-_MODELS: dict[tuple[str, str | None, int, int], Any] = {}
+# One loaded model per (name, path, threads, max_tokens, quantization) per process: an app
+# rebuilt in the same process (tests, benchmarks, a reload) reuses it instead of loading another
+# ~100 MB ONNX session, which onnxruntime never gives back to the OS.
+_MODELS: dict[tuple[Any, ...], Any] = {}
 _MODELS_LOCK = threading.Lock()
 
 
-def _load_model(name: str, path: Any, threads: int, max_tokens: int = 256) -> Any:
+def model_id(settings: Settings) -> str:
+    """The label stored with every vector (a changed model re-embeds; search reads only vectors
+    of this label). Memories are always embedded by the model as shipped, so the query model's
+    quantization (MEMHUB_QUERY_QUANTIZE) is not part of it."""
+    return settings.embed_model
+
+
+def load_model(settings: Settings, *, for_queries: bool = False) -> Any:
+    """fastembed's TextEmbedding as the settings describe it (blocking: seconds). Memories use
+    the model as shipped; queries (`for_queries`) use its int8 copy unless
+    MEMHUB_QUERY_QUANTIZE=none (made on first use, ~5 s). Never downloads."""
+    quantize = settings.query_quantize if for_queries else "none"
+    return _load_model(settings.embed_model, settings.embed_model_path, settings.embed_threads,
+                       settings.embed_max_tokens, quantize, settings.model_cache_dir)
+
+
+def _load_model(name: str, path: Any, threads: int, max_tokens: int = 256,
+                quantize: str = "none", cache_dir: Any = None) -> Any:
     from fastembed import TextEmbedding
 
-    key = (name, str(path) if path is not None else None, threads, max_tokens)
+    key = (name, str(path) if path is not None else None, threads, max_tokens, quantize,
+           str(cache_dir) if quantize != "none" else None)
     with _MODELS_LOCK:
         model = _MODELS.get(key)
         if model is None:
             if path is not None:
                 if not path.is_dir():
                     raise FileNotFoundError(f"MEMHUB_EMBED_MODEL_PATH is not a directory: {path}")
-                model = TextEmbedding(name, specific_model_path=str(path), threads=threads)
+                where: dict[str, Any] = {"specific_model_path": str(path)}
             else:
                 # Never reach for the hub: the cache or nothing.
-                model = TextEmbedding(name, local_files_only=True, threads=threads)
+                where = {"local_files_only": True}
+            if quantize == "int8":
+                # Resolve the fp32 files only (lazy: no ONNX session), then load the copy.
+                source = TextEmbedding(name, lazy_load=True, **where).model
+                copy = quantized_copy(Path(source._model_dir),
+                                      source.model_description.model_file, Path(cache_dir))
+                where = {"specific_model_path": str(copy)}
+            model = TextEmbedding(name, threads=threads, **where)
             _truncate(model, max_tokens)
             _MODELS[key] = model
         return model
@@ -104,10 +131,12 @@ class Embedder:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.model_name = settings.embed_model
+        self.model_name = model_id(settings)
         self.dim = settings.embed_dim
         self.cache = QueryCache(settings.query_cache_size)
-        self._model: Any = None
+        self._model: Any = None  # memories
+        self._query_model: Any = None  # queries: the same model, or its int8 copy
+        self._query_model_state: str | None = None
         self._state = LOADING
         self._reason: str | None = None
         self._load_seconds: float | None = None
@@ -124,16 +153,16 @@ class Embedder:
 
     def _load(self) -> None:
         started = time.perf_counter()
-        path = self.settings.embed_model_path
         try:
-            model = _load_model(self.model_name, path, self.settings.embed_threads,
-                                self.settings.embed_max_tokens)
-            probe = next(iter(model.embed(["probe"])))
-            if len(probe) != self.dim:
-                raise ValueError(
-                    f"model {self.model_name} returns {len(probe)}-d vectors, "
-                    f"MEMHUB_EMBED_DIM is {self.dim}"
-                )
+            model = load_model(self.settings)
+            query_model = self._load_query_model(model)
+            for loaded in {id(model): model, id(query_model): query_model}.values():
+                probe = next(iter(loaded.embed(["probe"])))
+                if len(probe) != self.dim:
+                    raise ValueError(
+                        f"model {self.model_name} returns {len(probe)}-d vectors, "
+                        f"MEMHUB_EMBED_DIM is {self.dim}"
+                    )
         except Exception as exc:  # any failure leaves the service up, lexical-only
             self._state = UNAVAILABLE
             self._reason = f"{type(exc).__name__}: {str(exc)[:300]}"
@@ -144,6 +173,7 @@ class Embedder:
             )
         else:
             self._model = model
+            self._query_model = query_model
             self._state = READY
             self._load_seconds = round(time.perf_counter() - started, 3)
             logger.info(
@@ -152,6 +182,23 @@ class Embedder:
             )
         finally:
             self._ready.set()
+
+    def _load_query_model(self, model: Any) -> Any:
+        """The int8 copy for queries; the shipped model if the copy cannot be made (a
+        read-only cache dir, a model the quantizer cannot read): slower, never unavailable."""
+        if self.settings.query_quantize == "none":
+            self._query_model_state = "as shipped (MEMHUB_QUERY_QUANTIZE=none)"
+            return model
+        try:
+            query_model = load_model(self.settings, for_queries=True)
+        except Exception as exc:
+            self._query_model_state = (f"as shipped: the int8 copy failed "
+                                       f"({type(exc).__name__}: {str(exc)[:200]})")
+            logger.warning("int8 query model unavailable; queries use the model as shipped",
+                           extra={"reason": self._query_model_state})
+            return model
+        self._query_model_state = "int8"
+        return query_model
 
     def wait(self, timeout: float) -> bool:
         """Block until loading has finished (ready or not); True if it finished in time."""
@@ -167,6 +214,8 @@ class Embedder:
             out["reason"] = self._reason
         if self._load_seconds is not None:
             out["load_seconds"] = self._load_seconds
+        if self._query_model_state is not None:
+            out["query_model"] = self._query_model_state
         out["query_cache"] = {
             "size": len(self.cache), "hits": self.cache.hits, "misses": self.cache.misses
         }
@@ -196,7 +245,7 @@ class Embedder:
         cached = self.cache.get(text)
         if cached is not None:
             return cached
-        vector = next(iter(self._model.query_embed([text])))
+        vector = next(iter(self._query_model.query_embed([text])))
         vector.setflags(write=False)
         self.cache.put(text, vector)
         return vector

@@ -6,17 +6,19 @@ are re-read through the same view. Fusion is RRF over ranks (storage.fusion).
 
 A hybrid search uses two transactions at once. The lexical leg (storage/lexical_leg.py) starts
 in its own short one WHILE the query is embedded in a thread (PostgreSQL and the model are
-different processes, so on a small machine they overlap instead of adding up, and a pooled
-connection never waits on the model). As soon as the vector is there, the second one runs the
-semantic leg, alongside the lexical leg if that is still going, then takes the lexical ids and
-re-reads the fused ids through stage 0, so a memory retired in between drops out. Lexical- and
-semantic-only searches use one.
+different processes, so on a small machine they overlap instead of adding up). The second one
+opens at the same time, so its round trips overlap the model too, and waits for the vector;
+then it runs the semantic leg, alongside the lexical leg if that is still going, takes the
+lexical ids (as soon as they are read, not after the leg's COMMIT) and re-reads the fused ids
+through stage 0, so a memory retired in between drops out. Lexical- and semantic-only searches
+use one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -96,19 +98,21 @@ class SearchStore:
         limit = check_int(limit, "limit", 1, MAX_LIMIT)
         kinds, tags, mode = check_kinds(kinds), check_tags(tags), check_mode(mode)
         depth = min(max(2 * limit, MIN_LEG_DEPTH), MAX_LEG_DEPTH)
-        lexical, vector, degraded = await self._prepare(namespace, query, mode, kinds, tags,
-                                                        depth)
+        lexical, embedding = self._prepare(namespace, query, mode, kinds, tags, depth)
 
-        async def read(conn: psycopg.AsyncConnection) -> list[dict[str, Any]]:
+        async def read(conn: psycopg.AsyncConnection) -> tuple[list[dict[str, Any]], bool]:
+            vector, degraded = await embedding
             ranked = await self._ranked(conn, namespace, query, vector, mode, kinds, tags, depth,
                                         lexical)
-            return await self._materialise(conn, namespace, ranked[:limit])
+            return await self._materialise(conn, namespace, ranked[:limit]), degraded
 
         try:
-            results = await self._run(namespace, read, retry_safe=True,
-                                      gucs=self._search_gucs())
+            await _holding(lexical)
+            results, degraded = await self._run(namespace, read, retry_safe=True,
+                                                gucs=self._search_gucs())
         finally:
             _abandon(lexical)
+            _abandon(embedding)
         return {
             "results": [
                 {"memory": memory_dict(r["row"]), "score": round(r["score"], 6), "why": r["why"]}
@@ -135,21 +139,22 @@ class SearchStore:
         query = check_query(query, required=False)
         budget_tokens = check_int(budget_tokens, "budget_tokens", 1, MAX_BUDGET_TOKENS)
         kinds = check_kinds(kinds)
-        degraded = not self._model_ready()
-        vector = lexical = None
+        lexical = embedding = None
         if query is not None:
-            lexical, vector, degraded = await self._prepare(namespace, query, "hybrid", kinds,
-                                                            None, CONTEXT_DEPTH)
+            lexical, embedding = self._prepare(namespace, query, "hybrid", kinds, None,
+                                               CONTEXT_DEPTH)
         model = self.embedder.model_name if self.embedder is not None else ""
 
         async def read(conn: psycopg.AsyncConnection):
             if query is not None:
+                vector, degraded = await embedding
                 ranked = await self._ranked(conn, namespace, query, vector, "hybrid", kinds,
                                             None, CONTEXT_DEPTH, lexical)
                 found = await self._materialise(conn, namespace, ranked)
                 top = max((r["score"] for r in found), default=1.0)
                 scored = [(r["row"], r["score"] / top) for r in found]
             else:
+                degraded = not self._model_ready()
                 cur = await conn.execute(q("search.context_recent"), {
                     "namespace": namespace, "kinds": kinds, "depth": CONTEXT_RECENT_DEPTH})
                 rows = await cur.fetchall()
@@ -161,13 +166,15 @@ class SearchStore:
                     "ids": [row["id"] for row, _ in scored], "namespace": namespace,
                     "model": model})
                 vectors = {r["id"]: r["embedding"] for r in await cur.fetchall()}
-            return scored, vectors
+            return scored, vectors, degraded
 
         try:
-            scored, vectors = await self._run(namespace, read, retry_safe=True,
-                                              gucs=self._search_gucs())
+            await _holding(lexical)
+            scored, vectors, degraded = await self._run(namespace, read, retry_safe=True,
+                                                        gucs=self._search_gucs())
         finally:
             _abandon(lexical)
+            _abandon(embedding)
         candidates = [
             Candidate(key=str(row["id"]), kind=row["kind"], item=context_item(row),
                       relevance=max(relevance, 1e-6), vector=_as_array(vectors.get(row["id"])))
@@ -189,7 +196,7 @@ class SearchStore:
     def _model_ready(self) -> bool:
         return self.embedder is not None and self.embedder.ready
 
-    async def _prepare(
+    def _prepare(
         self,
         namespace: str,
         query: str,
@@ -197,36 +204,29 @@ class SearchStore:
         kinds: list[str] | None,
         tags: list[str] | None,
         depth: int,
-    ) -> tuple[asyncio.Task | None, np.ndarray | None, bool]:
-        """(the lexical leg's task or None, query vector or None, degraded), once the query is
-        embedded. For `hybrid` the lexical leg starts first, in its own read transaction, and
-        may still be running: `_ranked` awaits it after the semantic leg. Other modes have only
-        one leg, which runs with the final read."""
+    ) -> tuple[_LexicalLeg | None, asyncio.Task]:
+        """Start what runs beside the caller's transaction: (the lexical leg, for `hybrid`;
+        the query's embedding -> (vector or None, degraded)).
+
+        The lexical leg runs in its own read transaction and resolves with its ids as soon as
+        they are read (its COMMIT follows on its own); `_ranked` awaits it after the semantic
+        leg. The caller opens its transaction at once (after `_holding`) and awaits the
+        embedding inside it, so its round trips overlap the model instead of following it.
+        Other modes have only one leg, which runs with the final read."""
         lexical = None
-        holding = asyncio.Event()
         if mode == "hybrid":
             params = {"namespace": namespace, "kinds": kinds, "tags": tags, "depth": depth}
+            lexical = _LexicalLeg()
 
             async def leg(conn: psycopg.AsyncConnection) -> list[Any]:
-                holding.set()
-                return await self._lexical(conn, query, params)
+                lexical.holding.set()
+                ids = await self._lexical(conn, query, params)
+                if not lexical.done():
+                    lexical.set_result(ids)  # a read: COMMIT cannot change what it returned
+                return ids
 
-            lexical = asyncio.ensure_future(self._run(namespace, leg, retry_safe=True,
-                                                      gucs=self._search_gucs()))
-        try:
-            vector, degraded = await self._query_vector(query, mode)
-            if lexical is not None:
-                # The caller's transaction will wait for this leg while holding a pooled
-                # connection, so this leg must hold its own first: with the pool exhausted,
-                # searches each holding one connection and queued for a second would wait on
-                # each other until the pool's timeout.
-                held = asyncio.ensure_future(holding.wait())
-                await asyncio.wait({lexical, held}, return_when=asyncio.FIRST_COMPLETED)
-                held.cancel()
-        except BaseException:
-            _abandon(lexical)
-            raise
-        return lexical, vector, degraded
+            lexical.run(self._run(namespace, leg, retry_safe=True, gucs=self._search_gucs()))
+        return lexical, asyncio.ensure_future(self._query_vector(query, mode))
 
     async def _query_vector(self, query: str, mode: str) -> tuple[np.ndarray | None, bool]:
         """(vector or None, degraded). Semantic-only without a model is an error, not a silent
@@ -352,9 +352,52 @@ def search_gucs(ef_search: int) -> dict[str, str]:
     }
 
 
+class _LexicalLeg(asyncio.Future):
+    """The lexical leg's ids, resolved as soon as they are read, before the leg's read-only
+    transaction commits. Its outcome is the transaction's when that ends first (an error, a
+    cancellation); cancelling it cancels the transaction."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.holding = asyncio.Event()  # set once the leg holds its pooled connection
+        self.task: asyncio.Task | None = None
+
+    def run(self, transaction: Awaitable[list[Any]]) -> None:
+        self.task = asyncio.ensure_future(transaction)
+        self.task.add_done_callback(self._settle)
+        self.add_done_callback(lambda f: f.cancelled() and self.task.cancel())
+
+    def _settle(self, task: asyncio.Task) -> None:
+        if task.cancelled():
+            if not self.done():
+                self.cancel()
+            return
+        error = task.exception()  # retrieved either way: a failed COMMIT after the ids is moot
+        if not self.done():
+            if error is not None:
+                self.set_exception(error)
+            else:
+                self.set_result(task.result())
+
+
+async def _holding(lexical: _LexicalLeg | None) -> None:
+    """Wait until the lexical leg holds its own pooled connection (or has finished). The
+    caller's transaction will wait for the leg while holding a connection, so the leg must hold
+    one first: with the pool exhausted, searches each holding one connection and queued for a
+    second would wait on each other until the pool's timeout."""
+    if lexical is None:
+        return
+    held = asyncio.ensure_future(lexical.holding.wait())
+    try:
+        await asyncio.wait({lexical, held}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        held.cancel()
+
+
 def _abandon(task: asyncio.Future | None) -> None:
-    """Stop waiting for a leg whose search failed: cancel it if it is still running, and
-    retrieve its outcome so an error nobody awaited is not logged as "never retrieved"."""
+    """Stop waiting for a leg whose search failed or finished: cancel it if it is still
+    running, and retrieve its outcome so an error nobody awaited is not logged as "never
+    retrieved"."""
     if task is None:
         return
     if not task.done():

@@ -1,0 +1,102 @@
+"""The int8 copy of the embedding model (storage/quantized_model.py, MEMHUB_EMBED_QUANTIZE).
+
+Real files and a real onnxruntime: the copy is made from the shipped fp32 export, reused
+without quantizing again, and its vectors are close to fp32 ones but labelled apart from them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime.quantization
+import pytest
+
+from config import Settings
+from storage.embedder import Embedder, load_model, model_id
+from storage.quantized_model import RECIPE, quantized_copy
+from tests.conftest import MODEL_PATH as _MODEL_PATH
+
+MODEL_PATH = Path(_MODEL_PATH) if _MODEL_PATH else None
+
+TEXTS = [
+    "We replaced Redis with Postgres advisory locks for the job queue",
+    "PAYSTREAM_WEBHOOK_SECRET rotates every 90 days",
+    "How do tenants get isolated in the billing service?",
+]
+
+
+def test_the_copy_is_made_once_beside_the_tokenizer_files(tmp_path, monkeypatch):
+    made = quantized_copy(MODEL_PATH, "model.onnx", tmp_path)
+    assert made.parent == tmp_path and made.name.endswith(f"-{RECIPE}")
+    assert (made / "model.onnx").stat().st_size < (MODEL_PATH / "model.onnx").stat().st_size / 3
+    for name in ("tokenizer.json", "config.json", "special_tokens_map.json"):
+        assert (made / name).read_bytes() == (MODEL_PATH / name).read_bytes()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".building-")]
+    stamp = (made / "model.onnx").stat().st_mtime_ns
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("quantized again although the copy exists")
+
+    monkeypatch.setattr(onnxruntime.quantization, "quantize_dynamic", refuse)
+    assert quantized_copy(MODEL_PATH, "model.onnx", tmp_path) == made
+    assert (made / "model.onnx").stat().st_mtime_ns == stamp
+
+
+def test_a_changed_source_gets_its_own_copy(tmp_path):
+    source = tmp_path / "src"
+    shutil.copytree(MODEL_PATH, source)
+    first = quantized_copy(source, "model.onnx", tmp_path / "cache")
+    model = onnx.load(source / "model.onnx")  # another export of "the same" model
+    model.doc_string = "re-exported"
+    onnx.save(model, source / "model.onnx")
+    second = quantized_copy(source, "model.onnx", tmp_path / "cache")
+    assert second != first and (second / "model.onnx").is_file()
+
+
+def test_queries_use_the_int8_copy_and_memories_the_shipped_model(tmp_path):
+    base = dict(embed_model_path=MODEL_PATH, model_cache_dir=tmp_path, embed_threads=1)
+    fp32 = Embedder(Settings(**base, query_quantize="none"))
+    int8 = Embedder(Settings(**base, query_quantize="int8"))
+    for embedder in (fp32, int8):
+        embedder.start()
+        assert embedder.wait(120) and embedder.ready, embedder.status()
+    assert int8.status()["query_model"] == "int8"
+    # One label either way: memories are embedded by the same model, nothing re-embeds.
+    assert int8.model_name == fp32.model_name == model_id(int8.settings)
+    assert np.array_equal(np.array(int8.embed_documents(TEXTS)),
+                          np.array(fp32.embed_documents(TEXTS)))
+    a = np.array([fp32.embed_query(t) for t in TEXTS])
+    b = np.array([int8.embed_query(t) for t in TEXTS])
+    cosines = (a * b).sum(axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    assert cosines.min() > 0.97, cosines
+    assert not np.allclose(a, b, atol=1e-4)  # really the int8 model, not the fp32 one again
+    assert [p.name for p in tmp_path.iterdir()] == [p.name for p in tmp_path.iterdir()
+                                                    if p.name.endswith(f"-{RECIPE}")]
+    assert load_model(int8.settings) is load_model(fp32.settings)  # one fp32 session
+
+
+def test_without_an_int8_copy_queries_use_the_shipped_model(tmp_path):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("the cache dir cannot be made under a file")
+    base = dict(embed_model_path=MODEL_PATH, embed_threads=1)
+    embedder = Embedder(Settings(**base, model_cache_dir=blocked / "cache", query_quantize="int8"))
+    shipped = Embedder(Settings(**base, query_quantize="none"))
+    for one in (embedder, shipped):
+        one.start()
+        assert one.wait(120) and one.ready, one.status()
+    assert embedder.status()["query_model"].startswith("as shipped: the int8 copy failed")
+    assert shipped.status()["query_model"].startswith("as shipped (MEMHUB_QUERY_QUANTIZE=none)")
+    assert np.array_equal(embedder.embed_query(TEXTS[0]), shipped.embed_query(TEXTS[0]))
+
+
+@pytest.fixture(autouse=True)
+def _needs_model():
+    # As tests/support/retrieval.py: CI always has the model, so there it is a failure.
+    if MODEL_PATH is None or not MODEL_PATH.is_dir():
+        if os.environ.get("CI"):
+            pytest.fail("CI must provide the embedding model (MEMHUB_EMBED_MODEL_PATH)")
+        pytest.skip("MEMHUB_EMBED_MODEL_PATH not set")
