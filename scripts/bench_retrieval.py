@@ -29,7 +29,6 @@ from ranx import Qrels, Run, evaluate  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from scripts.bench_common import local_memhub, machine, mcp_client, wait_embedded  # noqa: E402
-from storage.embedder import model_id  # noqa: E402
 
 NAMESPACE = "scifact"
 PUBLISHED = {"BM25 (Anserini)": (0.679, 0.925), "bge-small-en-v1.5": (0.713, 0.945)}
@@ -133,7 +132,7 @@ async def bench(args) -> dict:
     return {
         "dataset": "SciFact (BEIR test split): 5,183 abstracts, 300 claims, 339 qrels",
         "machine": machine(),
-        "model": model_id(settings),
+        "model": settings.embed_model,
         "semantic_max_distance": settings.semantic_max_distance,
         "embed_threads": args.embed_threads,
         "load_seconds": round(load_seconds, 1),

@@ -159,7 +159,7 @@ async def sql_times(dsn: str, settings, texts: list[str]) -> dict[str, float]:
     from pgvector.psycopg import register_vector_async
     from psycopg.rows import dict_row
 
-    from storage.embedder import load_model, model_id
+    from storage.embedder import load_model
     from storage.lexical_leg import lexical_leg
     from storage.pg_search import (
         LEXICAL_CANDIDATES,
@@ -190,7 +190,7 @@ async def sql_times(dsn: str, settings, texts: list[str]) -> dict[str, float]:
                 times["lexical"].append(explaining.ms)
                 explaining.ms = 0.0
                 await explaining.execute(q("search.semantic"), {
-                    **params, "embedding": vector, "model": model_id(settings),
+                    **params, "embedding": vector, "model": settings.embed_model,
                     "max_distance": settings.semantic_neighbour_max_distance})
                 times["semantic"].append(explaining.ms)
     return {leg: round(statistics.median(v), 3) for leg, v in times.items()}

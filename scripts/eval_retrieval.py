@@ -33,7 +33,7 @@ if str(ROOT) not in sys.path:
 from config import Settings  # noqa: E402
 from storage import lexicon  # noqa: E402
 from storage.base import Principal  # noqa: E402
-from storage.embedder import Embedder, model_id  # noqa: E402
+from storage.embedder import Embedder  # noqa: E402
 from storage.embedding_worker import process_batch, queue_counts  # noqa: E402
 
 EVAL_DIR = ROOT / "tests" / "eval"
@@ -324,7 +324,7 @@ def render_report(results, sweep_rows, tokens, env: EvalEnv, settings: Settings,
         "`tests/eval/` (219 memories of one project, 21 supersession chains, 4 expired; "
         "57 graded queries), written before any tuning and not edited since.",
         "",
-        f"Settings: model `{model_id(settings)}`, semantic gate "
+        f"Settings: model `{settings.embed_model}`, semantic gate "
         f"{settings.semantic_max_distance} (neighbours up to "
         f"{settings.semantic_neighbour_max_distance} once answerable), lexical BM25 with "
         f"coverage floor {env.backend.lexical_min_coverage} (at most "

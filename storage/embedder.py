@@ -37,13 +37,6 @@ _MODELS: dict[tuple[Any, ...], Any] = {}
 _MODELS_LOCK = threading.Lock()
 
 
-def model_id(settings: Settings) -> str:
-    """The label stored with every vector (a changed model re-embeds; search reads only vectors
-    of this label). Memories are always embedded by the model as shipped, so the query model's
-    quantization (MEMHUB_QUERY_QUANTIZE) is not part of it."""
-    return settings.embed_model
-
-
 def load_model(settings: Settings, *, for_queries: bool = False) -> Any:
     """fastembed's TextEmbedding as the settings describe it (blocking: seconds). Memories use
     the model as shipped; queries (`for_queries`) use its int8 copy unless
@@ -131,7 +124,9 @@ class Embedder:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.model_name = model_id(settings)
+        # The label stored with every vector. Memories are always embedded by the model as
+        # shipped, so the query model's quantization (MEMHUB_QUERY_QUANTIZE) is not part of it.
+        self.model_name = settings.embed_model
         self.dim = settings.embed_dim
         self.cache = QueryCache(settings.query_cache_size)
         self._model: Any = None  # memories
@@ -156,7 +151,7 @@ class Embedder:
         try:
             model = load_model(self.settings)
             query_model = self._load_query_model(model)
-            for loaded in {id(model): model, id(query_model): query_model}.values():
+            for loaded in [model] if query_model is model else [model, query_model]:
                 probe = next(iter(loaded.embed(["probe"])))
                 if len(probe) != self.dim:
                     raise ValueError(

@@ -106,13 +106,7 @@ class SearchStore:
                                         lexical)
             return await self._materialise(conn, namespace, ranked[:limit]), degraded
 
-        try:
-            await _holding(lexical)
-            results, degraded = await self._run(namespace, read, retry_safe=True,
-                                                gucs=self._search_gucs())
-        finally:
-            _abandon(lexical)
-            _abandon(embedding)
+        results, degraded = await self._read_beside(namespace, read, lexical, embedding)
         return {
             "results": [
                 {"memory": memory_dict(r["row"]), "score": round(r["score"], 6), "why": r["why"]}
@@ -168,13 +162,7 @@ class SearchStore:
                 vectors = {r["id"]: r["embedding"] for r in await cur.fetchall()}
             return scored, vectors, degraded
 
-        try:
-            await _holding(lexical)
-            scored, vectors, degraded = await self._run(namespace, read, retry_safe=True,
-                                                        gucs=self._search_gucs())
-        finally:
-            _abandon(lexical)
-            _abandon(embedding)
+        scored, vectors, degraded = await self._read_beside(namespace, read, lexical, embedding)
         candidates = [
             Candidate(key=str(row["id"]), kind=row["kind"], item=context_item(row),
                       relevance=max(relevance, 1e-6), vector=_as_array(vectors.get(row["id"])))
@@ -227,6 +215,17 @@ class SearchStore:
 
             lexical.run(self._run(namespace, leg, retry_safe=True, gucs=self._search_gucs()))
         return lexical, asyncio.ensure_future(self._query_vector(query, mode))
+
+    async def _read_beside(self, namespace: str, read, lexical: _LexicalLeg | None,
+                           embedding: asyncio.Task | None):
+        """`read` in the search transaction, once the lexical leg holds its own connection
+        (`_holding`); whatever `_prepare` started is cancelled or retrieved on the way out."""
+        try:
+            await _holding(lexical)
+            return await self._run(namespace, read, retry_safe=True, gucs=self._search_gucs())
+        finally:
+            _abandon(lexical)
+            _abandon(embedding)
 
     async def _query_vector(self, query: str, mode: str) -> tuple[np.ndarray | None, bool]:
         """(vector or None, degraded). Semantic-only without a model is an error, not a silent

@@ -33,21 +33,15 @@ logger = logging.getLogger(__name__)
 RECIPE = "int8"
 
 
-def _digest(path: Path) -> str:
-    sha = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            sha.update(block)
-    return sha.hexdigest()
-
-
 def quantized_copy(source_dir: Path, model_file: str, cache_dir: Path) -> Path:
     """The directory of the int8 copy of `source_dir/model_file` (made if missing), holding
     the quantized model under the same relative name and every other file of `source_dir`."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     source = source_dir / model_file
-    target = cache_dir / f"{_digest(source)[:16]}-{RECIPE}"
+    with source.open("rb") as fh:
+        digest = hashlib.file_digest(fh, "sha256").hexdigest()
+    target = cache_dir / f"{digest[:16]}-{RECIPE}"
     if (target / model_file).is_file():
         return target
     cache_dir.mkdir(parents=True, exist_ok=True)

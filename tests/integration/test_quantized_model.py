@@ -6,7 +6,6 @@ without quantizing again, and its vectors are close to fp32 ones but labelled ap
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -16,11 +15,11 @@ import onnxruntime.quantization
 import pytest
 
 from config import Settings
-from storage.embedder import Embedder, load_model, model_id
+from storage.embedder import Embedder, load_model
 from storage.quantized_model import RECIPE, quantized_copy
-from tests.conftest import MODEL_PATH as _MODEL_PATH
+from tests.support.retrieval import embedder
 
-MODEL_PATH = Path(_MODEL_PATH) if _MODEL_PATH else None
+__all__ = ["embedder"]
 
 TEXTS = [
     "We replaced Redis with Postgres advisory locks for the job queue",
@@ -29,12 +28,12 @@ TEXTS = [
 ]
 
 
-def test_the_copy_is_made_once_beside_the_tokenizer_files(tmp_path, monkeypatch):
-    made = quantized_copy(MODEL_PATH, "model.onnx", tmp_path)
+def test_the_copy_is_made_once_beside_the_tokenizer_files(model_dir, tmp_path, monkeypatch):
+    made = quantized_copy(model_dir, "model.onnx", tmp_path)
     assert made.parent == tmp_path and made.name.endswith(f"-{RECIPE}")
-    assert (made / "model.onnx").stat().st_size < (MODEL_PATH / "model.onnx").stat().st_size / 3
+    assert (made / "model.onnx").stat().st_size < (model_dir / "model.onnx").stat().st_size / 3
     for name in ("tokenizer.json", "config.json", "special_tokens_map.json"):
-        assert (made / name).read_bytes() == (MODEL_PATH / name).read_bytes()
+        assert (made / name).read_bytes() == (model_dir / name).read_bytes()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".building-")]
     stamp = (made / "model.onnx").stat().st_mtime_ns
 
@@ -42,13 +41,13 @@ def test_the_copy_is_made_once_beside_the_tokenizer_files(tmp_path, monkeypatch)
         raise AssertionError("quantized again although the copy exists")
 
     monkeypatch.setattr(onnxruntime.quantization, "quantize_dynamic", refuse)
-    assert quantized_copy(MODEL_PATH, "model.onnx", tmp_path) == made
+    assert quantized_copy(model_dir, "model.onnx", tmp_path) == made
     assert (made / "model.onnx").stat().st_mtime_ns == stamp
 
 
-def test_a_changed_source_gets_its_own_copy(tmp_path):
+def test_a_changed_source_gets_its_own_copy(model_dir, tmp_path):
     source = tmp_path / "src"
-    shutil.copytree(MODEL_PATH, source)
+    shutil.copytree(model_dir, source)
     first = quantized_copy(source, "model.onnx", tmp_path / "cache")
     model = onnx.load(source / "model.onnx")  # another export of "the same" model
     model.doc_string = "re-exported"
@@ -57,16 +56,16 @@ def test_a_changed_source_gets_its_own_copy(tmp_path):
     assert second != first and (second / "model.onnx").is_file()
 
 
-def test_queries_use_the_int8_copy_and_memories_the_shipped_model(tmp_path):
-    base = dict(embed_model_path=MODEL_PATH, model_cache_dir=tmp_path, embed_threads=1)
+def test_queries_use_the_int8_copy_and_memories_the_shipped_model(model_dir, tmp_path):
+    base = dict(embed_model_path=model_dir, model_cache_dir=tmp_path, embed_threads=1)
     fp32 = Embedder(Settings(**base, query_quantize="none"))
     int8 = Embedder(Settings(**base, query_quantize="int8"))
-    for embedder in (fp32, int8):
-        embedder.start()
-        assert embedder.wait(120) and embedder.ready, embedder.status()
+    for one in (fp32, int8):
+        one.start()
+        assert one.wait(120) and one.ready, one.status()
     assert int8.status()["query_model"] == "int8"
     # One label either way: memories are embedded by the same model, nothing re-embeds.
-    assert int8.model_name == fp32.model_name == model_id(int8.settings)
+    assert int8.model_name == fp32.model_name == int8.settings.embed_model
     assert np.array_equal(np.array(int8.embed_documents(TEXTS)),
                           np.array(fp32.embed_documents(TEXTS)))
     a = np.array([fp32.embed_query(t) for t in TEXTS])
@@ -79,10 +78,10 @@ def test_queries_use_the_int8_copy_and_memories_the_shipped_model(tmp_path):
     assert load_model(int8.settings) is load_model(fp32.settings)  # one fp32 session
 
 
-def test_without_an_int8_copy_queries_use_the_shipped_model(tmp_path):
+def test_without_an_int8_copy_queries_use_the_shipped_model(model_dir, tmp_path):
     blocked = tmp_path / "a-file"
     blocked.write_text("the cache dir cannot be made under a file")
-    base = dict(embed_model_path=MODEL_PATH, embed_threads=1)
+    base = dict(embed_model_path=model_dir, embed_threads=1)
     embedder = Embedder(Settings(**base, model_cache_dir=blocked / "cache", query_quantize="int8"))
     shipped = Embedder(Settings(**base, query_quantize="none"))
     for one in (embedder, shipped):
@@ -93,10 +92,8 @@ def test_without_an_int8_copy_queries_use_the_shipped_model(tmp_path):
     assert np.array_equal(embedder.embed_query(TEXTS[0]), shipped.embed_query(TEXTS[0]))
 
 
-@pytest.fixture(autouse=True)
-def _needs_model():
-    # As tests/support/retrieval.py: CI always has the model, so there it is a failure.
-    if MODEL_PATH is None or not MODEL_PATH.is_dir():
-        if os.environ.get("CI"):
-            pytest.fail("CI must provide the embedding model (MEMHUB_EMBED_MODEL_PATH)")
-        pytest.skip("MEMHUB_EMBED_MODEL_PATH not set")
+@pytest.fixture
+def model_dir(embedder) -> Path:
+    """The shipped model's directory. Through the shared `embedder` fixture, so these tests
+    skip or fail exactly as every other model test (skip without a model, fail under CI)."""
+    return Path(embedder.settings.embed_model_path or embedder._model.model._model_dir)
