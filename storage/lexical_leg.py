@@ -36,19 +36,52 @@ yet (a namespace's first seconds) every word counts as in one memory, so all are
 The gates are built here, not in SQL: the words come from memhub_query_terms (migrations 0003
 and 0010: each spelling by its English form, which every memory holding the written form also
 holds) as PostgreSQL's own tsquery output, so joining them with parentheses, `&` and `|` is
-exact.
+exact. The index holds each lexeme per namespace and without positions (migration 0011), so
+the gates and the rare words are written in its form (index_form): every lexeme prefixed by the
+namespace's key, every phrase replaced by lexemes it cannot hold without. That form finds a
+superset of the exact words' memories; each row it finds is tested with the exact words
+(`matched`, and the rare branch's own test) before it counts.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from storage.queries import q
 
 MAX_WORD_TESTS = 256
+
+# PostgreSQL's tsquery output: a lexeme is quoted, with '' for a quote inside it; a phrase is
+# lexemes joined by <-> or <N>.
+_LEXEME = r"'(?:[^']|'')*'"
+_PHRASE_OP = r"<(?:-|\d+)>"
+_PHRASE = re.compile(rf"{_LEXEME}(?:\s*{_PHRASE_OP}\s*{_LEXEME})+")
+_LEXEME_OR_OP = re.compile(rf"({_LEXEME})|{_PHRASE_OP}")
+
+
+def index_form(term: str, key: str) -> str:
+    """`term` (tsquery text) as the namespaced-lexeme index (migration 0011) answers it: each
+    lexeme prefixed by `key`, each phrase by a lexeme or AND of lexemes every match of it holds.
+    A superset of what `term` matches: the index has no positions.
+
+    A hyphenated word ("write-ahead": 'write-ahead' <-> 'write' <-> 'ahead') is looked up by its
+    compound lexeme alone, which the parser indexes beside the parts and which is the rarest of
+    them; any other phrase by all its lexemes."""
+    def phrase(match: re.Match) -> str:
+        members = re.findall(_LEXEME, match.group(0))
+        compound = [m for m in members if "-" in m]
+        return "( " + " & ".join(compound[:1] or members) + " )"
+
+    def lexeme_or_op(match: re.Match) -> str:
+        if match.group(1) is None:
+            return "&"  # a phrase operator left next to parentheses: AND is still a superset
+        return "'" + key + match.group(1)[1:]
+
+    return _LEXEME_OR_OP.sub(lexeme_or_op, _PHRASE.sub(phrase, term))
 
 
 def rarest(df: Sequence[float], budget: int) -> list[int]:
@@ -124,14 +157,16 @@ async def lexical_leg(conn: Any, query: str, params: dict[str, Any], *, min_cove
     if words is None or not words["terms"]:
         return []  # only stopwords: nothing to match on
     terms, need = words["terms"], words["need"]
+    indexed = [index_form(t, words["key"]) for t in terms]
     df = words["df"]
     rare = rarest(df, candidates)
     common_at = [i for i in range(len(terms)) if i not in rare]
     common = [terms[i] for i in common_at]
     anchor = min(range(len(common)), key=lambda j: (df[common_at[j]], j)) if common else None
-    levels = coverage_levels(common, need, anchor)
+    levels = coverage_levels([indexed[i] for i in common_at], need, anchor)
     cur = await conn.execute(q("search.lexical"), {
         **params, "rare": any_of([terms[i] for i in rare]) if rare else None,
+        "rare_index": any_of([indexed[i] for i in rare]) if rare else None,
         "common": common,
         "gates": [g for g, _ in levels], "floors": [f for _, f in levels],
         "take": candidates, "need": need, "lexemes": words["lexemes"],

@@ -11,7 +11,8 @@
 -- %(max_need)s), and what BM25 needs (search.lexical): every lexeme of every word with the
 -- word's 1-based index, each word's document frequency and IDF from the namespace's
 -- statistics (storage/lexicon.py; a word not counted there is in one memory), and the average
--- memory length. No statistics yet: every frequency 1, every IDF 1, no length norm.
+-- memory length. No statistics yet: every frequency 1, every IDF 1, no length norm. `key`
+-- prefixes the words of the index gates (migration 0011).
 WITH words AS (
     SELECT t AS terms,
            least(%(max_need)s, greatest(1, ceil(cardinality(t) * %(min_coverage)s::float8)))::int
@@ -39,12 +40,13 @@ SELECT w.terms, w.need,
            AS term_of,
        (SELECT array_agg(p.df ORDER BY p.i) FROM weighted p) AS df,
        (SELECT array_agg(p.idf ORDER BY p.i) FROM weighted p) AS idf,
-       (SELECT avg_length FROM state) AS avg_length
+       (SELECT avg_length FROM state) AS avg_length,
+       memhub_ns_key(%(namespace)s) AS key
   FROM words w;
 
 -- name: lexical
--- The candidates (storage/lexical_leg.py), each read through the (namespace, search_tsv) GIN
--- index under stage 0: the memories holding any of the rarest words (%(rare)s, NULL when none
+-- The candidates (storage/lexical_leg.py), each read through the namespaced-lexeme GIN index
+-- (0011) under stage 0: the memories holding any of the rarest words (%(rare)s, NULL when none
 -- is rare enough; at most %(take)s), and those the coverage levels over the other words find
 -- (memhub_lexical_candidates, 0006: strictest first, stopping at the leg's depth). Each is
 -- scored by BM25 (below) and kept if it holds at least %(need)s of the words.
@@ -56,7 +58,8 @@ SELECT id, matched, rank
            FROM live_memories r
           WHERE r.namespace = %(namespace)s
             AND NOT r.quarantined
-            AND r.search_tsv @@ %(rare)s::tsquery
+            AND r.search_ns_tsv @@ %(rare_index)s::tsquery
+            AND r.search_tsv @@ %(rare)s::tsquery  -- the index form is a superset (0011)
             AND (%(kinds)s::text[] IS NULL OR r.kind = ANY (%(kinds)s::text[]))
             AND (%(tags)s::text[] IS NULL OR r.tags @> %(tags)s::text[])
           LIMIT %(take)s)

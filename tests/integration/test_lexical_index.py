@@ -21,7 +21,7 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from storage.lexical_leg import at_least, lexical_leg
+from storage.lexical_leg import at_least, index_form, lexical_leg
 from storage.pg_search import (
     LEXICAL_CANDIDATES,
     LEXICAL_MAX_NEED,
@@ -135,13 +135,14 @@ def test_the_lexical_leg_uses_its_gin_index_under_rls(corpus, db_dsn, candidates
     nodes = [node for body in bodies if body.startswith("{")
              for node in _nodes(json.loads(body)["Plan"])]
     # Every read of memories goes through the index with the words as its condition; none
-    # tests @@ as a filter on every row of the namespace.
-    # (A candidate looked up by its id may test @@ on that one row.)
+    # tests @@ as a filter on every row of the namespace. (A candidate looked up by its id may
+    # test @@ on that one row, and the rows the index found are tested with the exact words.)
     filtered = [n for n in nodes if n.get("Relation Name") == "memories"
-                and "@@" in n.get("Filter", "") and "(id = " not in n.get("Index Cond", "")]
+                and "@@" in n.get("Filter", "") and "(id = " not in n.get("Index Cond", "")
+                and "search_ns_tsv" not in n.get("Recheck Cond", "")]
     assert not filtered, [(n.get("Node Type"), n.get("Index Cond"), n.get("Recheck Cond"))
                           for n in filtered]
-    indexed = [n for n in nodes if n.get("Index Name") == "memories_namespace_tsv"
+    indexed = [n for n in nodes if n.get("Index Name") == "memories_ns_lexemes"
                and "@@" in n.get("Index Cond", "")]
     assert indexed, plans
 
@@ -315,3 +316,111 @@ def test_english_forms_find_exactly_what_both_spellings_found(db_conn):
             for t in (used, both)]
         assert len(found[1]) >= 3, w                  # the word is there to be found
         assert found[0] == found[1], (w, used, both)
+
+
+# The gates ask the namespaced-lexeme index (migration 0011) in index_form: lexemes prefixed by
+# the namespace's key, phrases loosened to lexemes they cannot hold without. Query word ->
+# texts of memories, some holding it, some holding its parts out of order.
+INDEX_FORMS = {
+    "write-ahead": ["the write-ahead log", "Write-Ahead logging", "ahead of the write"],
+    "PAYSTREAM_WEBHOOK_SECRET": ["rotate PAYSTREAM_WEBHOOK_SECRET monthly",
+                                 "the secret webhook of paystream"],
+    "SSO'd": ["users are SSO'd", "SSO everywhere", "d SSO"],
+    "JWTs": ["JWTs expire", "one JWT"],
+    '"state of the art"': ["state of the art search", "the art of state"],
+    "ledger": ["the ledger", "ledgers"],
+}
+
+
+def _insert_texts(db_conn, texts_by_ns: dict[str, list[str]]) -> None:
+    with db_conn.transaction():
+        for ns, texts in texts_by_ns.items():
+            for i, text in enumerate(texts):
+                db_conn.execute(
+                    "INSERT INTO memories (namespace, kind, title, content, tags, content_hash,"
+                    " author_client) VALUES (%s, 'FACT', 'heading', %s, '{}',"
+                    " decode(md5(%s), 'hex'), 'test')", [ns, text, f"{ns}-{i}"])
+        db_conn.execute(
+            "INSERT INTO memory_revisions (memory_id, namespace, revision, title, content, tags,"
+            " author_client) SELECT id, namespace, 1, title, content, tags, author_client"
+            " FROM memories m WHERE NOT EXISTS (SELECT 1 FROM memory_revisions r"
+            " WHERE r.memory_id = m.id)")
+
+
+def test_the_index_form_finds_what_the_words_find_in_their_namespace_only(db_conn):
+    """For each word, by the terms the leg uses: the index form finds every memory of the
+    namespace the exact term finds, and none of another namespace holding the same texts. The
+    exact term still decides: a phrase's parts out of order are found by the index form and not
+    by the term (the leg counts only the exact terms, `matched`)."""
+    texts = [t for ts in INDEX_FORMS.values() for t in ts]
+    _insert_texts(db_conn, {NS: texts, OTHER: texts})
+    key, other_key = (db_conn.execute("SELECT memhub_ns_key(%s)", [ns]).fetchone()[0]
+                      for ns in (NS, OTHER))
+    assert key != other_key and key.endswith("/")
+    loosened = 0
+    for word in INDEX_FORMS:
+        for term in db_conn.execute("SELECT memhub_query_terms(%s)", [word]).fetchone()[0]:
+            exact = set(db_conn.execute(
+                "SELECT coalesce(array_agg(id), '{}') FROM memories"
+                " WHERE namespace = %s AND search_tsv @@ %s::tsquery", [NS, term]).fetchone()[0])
+            indexed = db_conn.execute(
+                "SELECT coalesce(array_agg(namespace), '{}'), coalesce(array_agg(id), '{}')"
+                " FROM memories WHERE search_ns_tsv @@ %s::tsquery",
+                [index_form(term, key)]).fetchone()
+            assert exact, (word, term)                 # there is something to find
+            assert set(indexed[0]) == {NS}, (word, term)
+            assert exact <= set(indexed[1]), (word, term, index_form(term, key))
+            loosened += len(set(indexed[1]) - exact)
+    assert loosened  # some parts out of order were found by the index form alone
+
+
+def test_a_search_for_a_phrase_word_returns_only_memories_holding_it(db_dsn, db_conn):
+    """Through the leg: the index form finds "the secret webhook of paystream" too, and the
+    exact words leave it out."""
+    _insert_texts(db_conn, {NS: INDEX_FORMS["PAYSTREAM_WEBHOOK_SECRET"]})
+    rows, _ = _leg(db_dsn, "PAYSTREAM_WEBHOOK_SECRET")
+    contents = [db_conn.execute("SELECT content FROM memories WHERE id = %s",
+                                [r["id"]]).fetchone()[0] for r in rows]
+    assert contents == ["rotate PAYSTREAM_WEBHOOK_SECRET monthly"]
+
+
+def test_the_index_never_refuses_a_write(db_conn):
+    """A 2,040-byte word (the parser keeps words up to 2,047) is left out of the namespaced
+    index rather than pushed over the lexeme limit by its prefix; the largest content
+    (100,000 characters of distinct words) stays under tsvector's 1 MB with every prefix."""
+    long_word = "q" * 2040
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = [a + b + c for a in letters for b in letters for c in letters + "0123456789"]
+    many = " ".join(words)[:100_000]
+    _insert_texts(db_conn, {NS: [f"{long_word} tail", many]})
+    sizes = db_conn.execute(
+        "SELECT length(search_ns_tsv) FROM memories WHERE namespace = %s"
+        " ORDER BY length(search_tsv)", [NS]).fetchall()
+    assert sizes[0][0] >= 2 and sizes[1][0] >= 20_000, sizes
+
+
+def test_the_namespaced_lexemes_are_search_tsv_s(db_conn):
+    """search_ns_tsv repeats search_tsv's expression (a generated column cannot read another):
+    over every part of a memory and every spelling of FORMS, it holds exactly search_tsv's
+    lexemes, each prefixed by memhub_ns_key of the namespace."""
+    rows = []
+    for spellings in FORMS.values():
+        for s in spellings:  # each spelling in one part of a memory
+            rows += [(f"{s} heading", "body text", []), ("heading", f"body {s} text", []),
+                     ("heading", "body text", [s])]
+    with db_conn.transaction():
+        for i, (title, content, tags) in enumerate(rows):
+            db_conn.execute(
+                "INSERT INTO memories (namespace, kind, title, content, tags, content_hash,"
+                " author_client) VALUES (%s, 'FACT', %s, %s, %s, decode(md5(%s), 'hex'),"
+                " 'test')", [NS, title, content, tags, f"ns-{i}"])
+        db_conn.execute(
+            "INSERT INTO memory_revisions (memory_id, namespace, revision, title, content, tags,"
+            " author_client) SELECT id, namespace, 1, title, content, tags, author_client"
+            " FROM memories")
+    mismatched = db_conn.execute(
+        "SELECT title FROM memories WHERE tsvector_to_array(search_ns_tsv) IS DISTINCT FROM"
+        " (SELECT array_agg(memhub_ns_key(namespace) || l ORDER BY memhub_ns_key(namespace) || l COLLATE \"C\")"
+        "    FROM unnest(tsvector_to_array(search_tsv)) AS l)").fetchall()
+    assert db_conn.execute("SELECT count(*) FROM memories").fetchone()[0] == len(rows)
+    assert not mismatched
