@@ -1,13 +1,14 @@
-"""The lexical leg at scale (migrations 0006 and 0007, storage/lexical_leg.py).
+"""The lexical leg at scale (migrations 0006, 0007 and 0011, storage/lexical_leg.py).
 
 Under RLS a query's own condition can only become an index condition if its function is
 LEAKPROOF; `tsvector @@ tsquery` is not, out of the box, so without 0006 every keyword search
 tested @@ on every row of the namespace (400 ms at 100k memories; docs/perf.md). These tests
 plan the exact statements the server runs, as memhub_app under a namespace scope, and require
-the (namespace, search_tsv) index in the plan; then they run the leg itself and check its answer
-against a brute-force reading of its rule on the same rows, with room for every candidate and
-with a cap far below the number that qualify, and check BM25's use of the namespace's own word
-statistics.
+the namespaced-lexeme index (search_ns_tsv, 0011) in the plan; then they run the leg itself and
+check its answer against a brute-force reading of its rule on the same rows, with room for
+every candidate and with a cap far below the number that qualify, and check BM25's use of the
+namespace's own word statistics; and they check the index's form of the words (a superset, in
+its own namespace only, the exact words deciding) and that the column never refuses a write.
 """
 
 from __future__ import annotations
@@ -420,7 +421,8 @@ def test_the_namespaced_lexemes_are_search_tsv_s(db_conn):
             " FROM memories")
     mismatched = db_conn.execute(
         "SELECT title FROM memories WHERE tsvector_to_array(search_ns_tsv) IS DISTINCT FROM"
-        " (SELECT array_agg(memhub_ns_key(namespace) || l ORDER BY memhub_ns_key(namespace) || l COLLATE \"C\")"
-        "    FROM unnest(tsvector_to_array(search_tsv)) AS l)").fetchall()
+        " (SELECT array_agg(k || l ORDER BY k || l COLLATE \"C\")"
+        "    FROM unnest(tsvector_to_array(search_tsv)) AS l,"
+        "         (SELECT memhub_ns_key(namespace) AS k) AS key)").fetchall()
     assert db_conn.execute("SELECT count(*) FROM memories").fetchone()[0] == len(rows)
     assert not mismatched
