@@ -67,6 +67,22 @@ def _insert(db_conn) -> None:
         " FROM memories")
 
 
+def _insert_memories(db_conn, rows: list[tuple[str, str, str, list[str]]]) -> None:
+    """(namespace, title, content, tags) rows straight into the table as the owner, each with
+    its revision (one transaction: each memory must mirror its revision by COMMIT)."""
+    with db_conn.transaction():
+        for i, (ns, title, content, tags) in enumerate(rows):
+            db_conn.execute(
+                "INSERT INTO memories (namespace, kind, title, content, tags, content_hash,"
+                " author_client) VALUES (%s, 'FACT', %s, %s, %s, decode(md5(%s), 'hex'),"
+                " 'test')", [ns, title, content, tags, f"{ns}-{i}"])
+        db_conn.execute(
+            "INSERT INTO memory_revisions (memory_id, namespace, revision, title, content, tags,"
+            " author_client) SELECT id, namespace, 1, title, content, tags, author_client"
+            " FROM memories m WHERE NOT EXISTS (SELECT 1 FROM memory_revisions r"
+            " WHERE r.memory_id = m.id)")
+
+
 def _scope(namespace: str = NS):
     return [("SELECT set_config('memhub.namespaces', %s, true)", [namespace])] + [
         ("SELECT set_config(%s, %s, true)", [name, value])       # as the server's search
@@ -295,16 +311,7 @@ def test_english_forms_find_exactly_what_both_spellings_found(db_conn):
         for s in spellings:
             rows += [(f"{s} heading", "body text", []), ("heading", f"body {s} text", []),
                      ("heading", "body text", [s])]
-    with db_conn.transaction():
-        for i, (title, content, tags) in enumerate(rows):
-            db_conn.execute(
-                "INSERT INTO memories (namespace, kind, title, content, tags, content_hash,"
-                " author_client) VALUES (%s, 'FACT', %s, %s, %s, decode(md5(%s), 'hex'),"
-                " 'test')", [NS, title, content, tags, f"forms-{i}"])
-        db_conn.execute(
-            "INSERT INTO memory_revisions (memory_id, namespace, revision, title, content, tags,"
-            " author_client) SELECT id, namespace, 1, title, content, tags, author_client"
-            " FROM memories")
+    _insert_memories(db_conn, [(NS, *row) for row in rows])
     for w in FORMS:
         used, both = db_conn.execute(
             """SELECT (memhub_query_terms(%(w)s))[1],
@@ -334,18 +341,8 @@ INDEX_FORMS = {
 
 
 def _insert_texts(db_conn, texts_by_ns: dict[str, list[str]]) -> None:
-    with db_conn.transaction():
-        for ns, texts in texts_by_ns.items():
-            for i, text in enumerate(texts):
-                db_conn.execute(
-                    "INSERT INTO memories (namespace, kind, title, content, tags, content_hash,"
-                    " author_client) VALUES (%s, 'FACT', 'heading', %s, '{}',"
-                    " decode(md5(%s), 'hex'), 'test')", [ns, text, f"{ns}-{i}"])
-        db_conn.execute(
-            "INSERT INTO memory_revisions (memory_id, namespace, revision, title, content, tags,"
-            " author_client) SELECT id, namespace, 1, title, content, tags, author_client"
-            " FROM memories m WHERE NOT EXISTS (SELECT 1 FROM memory_revisions r"
-            " WHERE r.memory_id = m.id)")
+    _insert_memories(db_conn, [(ns, "heading", text, []) for ns, texts in texts_by_ns.items()
+                               for text in texts])
 
 
 def test_the_index_form_finds_what_the_words_find_in_their_namespace_only(db_conn):
@@ -409,16 +406,7 @@ def test_the_namespaced_lexemes_are_search_tsv_s(db_conn):
         for s in spellings:  # each spelling in one part of a memory
             rows += [(f"{s} heading", "body text", []), ("heading", f"body {s} text", []),
                      ("heading", "body text", [s])]
-    with db_conn.transaction():
-        for i, (title, content, tags) in enumerate(rows):
-            db_conn.execute(
-                "INSERT INTO memories (namespace, kind, title, content, tags, content_hash,"
-                " author_client) VALUES (%s, 'FACT', %s, %s, %s, decode(md5(%s), 'hex'),"
-                " 'test')", [NS, title, content, tags, f"ns-{i}"])
-        db_conn.execute(
-            "INSERT INTO memory_revisions (memory_id, namespace, revision, title, content, tags,"
-            " author_client) SELECT id, namespace, 1, title, content, tags, author_client"
-            " FROM memories")
+    _insert_memories(db_conn, [(NS, *row) for row in rows])
     mismatched = db_conn.execute(
         "SELECT title FROM memories WHERE tsvector_to_array(search_ns_tsv) IS DISTINCT FROM"
         " (SELECT array_agg(k || l ORDER BY k || l COLLATE \"C\")"
