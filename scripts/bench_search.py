@@ -251,9 +251,12 @@ async def bench(args) -> dict:
     overrides: dict = {"query_quantize": args.query_quantize}
     if args.embed_threads is not None:
         overrides["embed_threads"] = args.embed_threads
+    if args.query_threads is not None:
+        overrides["query_threads"] = args.query_threads
     with local_memhub(**overrides) as (base_url, settings, dsn):
         report["embed_threads"] = settings.embed_threads  # what the server ran with
         report["query_quantize"] = settings.query_quantize
+        report["query_threads"] = settings.query_threads
         if settings.embed_model_path is None:
             raise SystemExit("set MEMHUB_EMBED_MODEL_PATH to the model directory")
         first = min(sizes[0], 1000)
@@ -304,9 +307,13 @@ def main() -> int:
     parser.add_argument("--embed-threads", type=int, default=None,
                         help="MEMHUB_EMBED_THREADS for the server (default: the server's own, "
                              "half the cores)")
-    parser.add_argument("--query-quantize", choices=("none", "int8"), default="none",
-                        help="MEMHUB_QUERY_QUANTIZE for the server (default: none, the "
+    parser.add_argument("--query-quantize", choices=("int8-block", "int8", "none"),
+                        default="int8-block",
+                        help="MEMHUB_QUERY_QUANTIZE for the server (default: int8-block, the "
                              "server's default)")
+    parser.add_argument("--query-threads", type=int, default=None,
+                        help="MEMHUB_QUERY_THREADS for the server (default: the server's own, "
+                             "every core up to 4)")
     parser.add_argument("--out", default=str(ROOT / "docs" / "perf.json"))
     args = parser.parse_args()
     report = asyncio.run(bench(args))

@@ -39,10 +39,11 @@ _MODELS_LOCK = threading.Lock()
 
 def load_model(settings: Settings, *, for_queries: bool = False) -> Any:
     """fastembed's TextEmbedding as the settings describe it (blocking: seconds). Memories use
-    the model as shipped; queries (`for_queries`) use its int8 copy unless
-    MEMHUB_QUERY_QUANTIZE=none (made on first use, ~5 s). Never downloads."""
+    the model as shipped; queries (`for_queries`) use its 8-bit copy unless
+    MEMHUB_QUERY_QUANTIZE=none (made on first use, a few seconds). Never downloads."""
     quantize = settings.query_quantize if for_queries else "none"
-    return _load_model(settings.embed_model, settings.embed_model_path, settings.embed_threads,
+    threads = settings.query_threads if quantize != "none" else settings.embed_threads
+    return _load_model(settings.embed_model, settings.embed_model_path, threads,
                        settings.embed_max_tokens, quantize, settings.model_cache_dir)
 
 
@@ -62,16 +63,40 @@ def _load_model(name: str, path: Any, threads: int, max_tokens: int = 256,
             else:
                 # Never reach for the hub: the cache or nothing.
                 where = {"local_files_only": True}
-            if quantize == "int8":
+            if quantize != "none":
                 # Resolve the fp32 files only (lazy: no ONNX session), then load the copy.
                 source = TextEmbedding(name, lazy_load=True, **where).model
                 copy = quantized_copy(Path(source._model_dir),
-                                      source.model_description.model_file, Path(cache_dir))
+                                      source.model_description.model_file, Path(cache_dir),
+                                      quantize)
                 where = {"specific_model_path": str(copy)}
             model = TextEmbedding(name, threads=threads, **where)
             _truncate(model, max_tokens)
+            if quantize != "none":
+                _sleeping_threads(model, threads)
             _MODELS[key] = model
         return model
+
+
+def _sleeping_threads(model: Any, threads: int) -> None:
+    """Reopen the query model's ONNX session with its worker threads sleeping between runs.
+
+    onnxruntime's threads spin after each run, waiting for the next one: on a 2-core machine a
+    spinning second thread takes the core PostgreSQL needs for the other leg (measured: server
+    CPU per hybrid search 12 -> 33 ms, p50 20 -> 24 ms). Asleep, two threads embed a query
+    ~1.5 ms sooner than one (docs/perf.md). fastembed does not expose the option, so the
+    session is made again from the same file with the same settings plus this one."""
+    import onnxruntime as ort
+
+    inner = model.model
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    path = Path(inner._model_dir) / inner.model_description.model_file
+    inner.model = ort.InferenceSession(str(path), sess_options=options,
+                                       providers=inner.model.get_providers())
 
 
 def _truncate(model: Any, max_tokens: int) -> None:
@@ -179,7 +204,7 @@ class Embedder:
             self._ready.set()
 
     def _load_query_model(self, model: Any) -> Any:
-        """The int8 copy for queries; the shipped model if the copy cannot be made (a
+        """The 8-bit copy for queries; the shipped model if the copy cannot be made (a
         read-only cache dir, a model the quantizer cannot read): slower, never unavailable."""
         if self.settings.query_quantize == "none":
             self._query_model_state = "as shipped (MEMHUB_QUERY_QUANTIZE=none)"
@@ -187,12 +212,13 @@ class Embedder:
         try:
             query_model = load_model(self.settings, for_queries=True)
         except Exception as exc:
-            self._query_model_state = (f"as shipped: the int8 copy failed "
+            self._query_model_state = (f"as shipped: the {self.settings.query_quantize} "
+                                       f"copy failed "
                                        f"({type(exc).__name__}: {str(exc)[:200]})")
-            logger.warning("int8 query model unavailable; queries use the model as shipped",
+            logger.warning("8-bit query model unavailable; queries use the model as shipped",
                            extra={"reason": self._query_model_state})
             return model
-        self._query_model_state = "int8"
+        self._query_model_state = self.settings.query_quantize
         return query_model
 
     def wait(self, timeout: float) -> bool:
