@@ -155,7 +155,7 @@ class Embedder:
         self.dim = settings.embed_dim
         self.cache = QueryCache(settings.query_cache_size)
         self._model: Any = None  # memories
-        self._query_model: Any = None  # queries: the same model, or its int8 copy
+        self._query_model: Any = None  # queries: the same model, or its 8-bit copy
         self._query_model_state: str | None = None
         self._state = LOADING
         self._reason: str | None = None

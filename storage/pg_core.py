@@ -76,8 +76,8 @@ async def check_unless_quiet(conn: psycopg.AsyncConnection) -> None:
             poller.register(conn.pgconn.socket, select.POLLIN | select.POLLPRI)
             if not poller.poll(0):
                 return
-        except (OSError, ValueError, psycopg.OperationalError):
-            pass  # no usable socket: let the full check decide
+        except (AttributeError, OSError, ValueError, psycopg.OperationalError):
+            pass  # no poll() on this platform, or no usable socket: the full check decides
     await AsyncConnectionPool.check_connection(conn)
 
 
