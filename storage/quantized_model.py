@@ -16,9 +16,11 @@ Two recipes, both onnxruntime's own quantizers:
 - `int8`: dynamic quantization (`quantize_dynamic`), weights int8 per output channel with
   `reduce_range` (7-bit weights), activations per tensor: faster still, but vectors at cosine
   ~0.99 and SciFact's hybrid nDCG@10 0.716 -> 0.707.
-Each copy is deterministic: the same source file always gives the same bytes.
+Each copy is deterministic: the same source file always gives the same bytes. onnxruntime
+picks int8 kernels by CPU (VNNI or not), so the last digits of a query vector may differ
+between machines; memories' vectors, made by the shipped model, do not.
 
-The copy lives in `<cache_dir>/<sha256 of the source>-<RECIPE>/` beside the source's tokenizer
+The copy lives in `<cache_dir>/<sha256 of the source>-<recipe>/` beside the source's tokenizer
 files, built in a temporary directory and renamed into place, so processes starting together
 never read half a model: the first rename wins and the others use it.
 """
