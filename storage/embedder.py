@@ -70,25 +70,29 @@ def _load_model(name: str, path: Any, threads: int, max_tokens: int = 256,
                                       source.model_description.model_file, Path(cache_dir),
                                       quantize)
                 where = {"specific_model_path": str(copy)}
-            model = TextEmbedding(name, threads=threads, **where)
+            copy = quantize != "none"
+            # The copy's session is opened here (below), not by fastembed: lazy_load.
+            model = TextEmbedding(name, threads=threads, lazy_load=copy, **where)
+            if copy:
+                _open_with_sleeping_threads(model, threads)
             _truncate(model, max_tokens)
-            if quantize != "none":
-                _sleeping_threads(model, threads)
             _MODELS[key] = model
         return model
 
 
-def _sleeping_threads(model: Any, threads: int) -> None:
-    """Reopen the query model's ONNX session with its worker threads sleeping between runs.
+def _open_with_sleeping_threads(model: Any, threads: int) -> None:
+    """Open the query model's ONNX session with its worker threads sleeping between runs.
 
     onnxruntime's threads spin after each run, waiting for the next one: on a 2-core machine a
     spinning second thread takes the core PostgreSQL needs for the other leg (measured: server
     CPU per hybrid search 12 -> 33 ms, p50 20 -> 24 ms). Asleep, two threads embed a query
-    ~1.5 ms sooner than one (docs/perf.md). fastembed does not expose the option, so the
-    session is made again from the same file with the same settings plus this one."""
+    ~1.5 ms sooner than one (docs/perf.md). fastembed does not expose the option, so `model`
+    comes lazily loaded: its tokenizer is loaded alone and the session is made here, with
+    fastembed's settings plus this one (one session, not one made and replaced)."""
     import onnxruntime as ort
 
     inner = model.model
+    inner._ensure_tokenizer()
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.intra_op_num_threads = threads
@@ -96,7 +100,7 @@ def _sleeping_threads(model: Any, threads: int) -> None:
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     path = Path(inner._model_dir) / inner.model_description.model_file
     inner.model = ort.InferenceSession(str(path), sess_options=options,
-                                       providers=inner.model.get_providers())
+                                       providers=["CPUExecutionProvider"])
 
 
 def _truncate(model: Any, max_tokens: int) -> None:

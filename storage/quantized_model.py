@@ -36,9 +36,6 @@ from pathlib import Path
 
 logger = logging.getLogger(__name__)
 
-# The recipes (MEMHUB_QUERY_QUANTIZE); each names its copy's directory, so a different recipe
-# is a different copy.
-RECIPES = ("int8-block", "int8")
 # int8-block: weights per block of this many inputs (128 measured fastest of 32/64/128/256
 # here, at equal quality), products in int8 (MatMulNBits accuracy_level 4).
 BLOCK_SIZE = 128
@@ -98,4 +95,7 @@ def _block_int8(source: Path, target: Path) -> None:
     quantizer.model.save_model_to_file(str(target), use_external_data_format=False)
 
 
+# The recipes (MEMHUB_QUERY_QUANTIZE, the default first); each names its copy's directory, so a
+# different recipe is a different copy.
 _QUANTIZERS = {"int8-block": _block_int8, "int8": _dynamic_int8}
+RECIPES = tuple(_QUANTIZERS)

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from fastembed import TextEmbedding
 
 import storage.quantized_model
 from config import Settings
@@ -119,3 +120,23 @@ def model_dir(embedder) -> Path:
     """The shipped model's directory. Through the shared `embedder` fixture, so these tests
     skip or fail exactly as every other model test (skip without a model, fail under CI)."""
     return Path(embedder.settings.embed_model_path or embedder._model.model._model_dir)
+
+
+def test_the_query_session_uses_its_threads_asleep_between_runs(model_dir, tmp_path):
+    """One session for the copy, opened by memhub: MEMHUB_QUERY_THREADS threads that do not
+    spin between queries (a spinning thread takes the core PostgreSQL needs), the token limit
+    kept, the same vectors as a session fastembed opens itself."""
+    settings = Settings(embed_model_path=model_dir, model_cache_dir=tmp_path, embed_threads=1,
+                        query_threads=2, embed_max_tokens=128)
+    model = load_model(settings, for_queries=True)
+    options = model.model.model.get_session_options()
+    assert options.intra_op_num_threads == 2
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    assert model.model.tokenizer.truncation["max_length"] == 128
+    copy = Path(model.model._model_dir)
+    assert copy.parent == tmp_path
+    plain = TextEmbedding(settings.embed_model, specific_model_path=str(copy), threads=1)
+    for text in TEXTS:
+        a = next(iter(model.query_embed([text])))
+        b = next(iter(plain.query_embed([text])))
+        assert np.allclose(a, b, atol=1e-5)
