@@ -33,6 +33,8 @@ logger = logging.getLogger(__name__)
 CHANNEL = "memhub_embedding_jobs"
 POLL_SECONDS = 1.0
 ERROR_BACKOFF_MAX = 30.0
+# How long shutdown waits for a model load in progress (a cold load takes a few seconds).
+SHUTDOWN_LOAD_WAIT = 60.0
 
 
 async def process_batch(backend: PgCore, embedder: Embedder, *, batch: int, max_attempts: int
@@ -244,6 +246,10 @@ async def start(rt: Runtime, stack: AsyncExitStack) -> None:
     settings = rt.settings
     embedder = Embedder(settings)
     embedder.start()
+    # Shutting down waits (bounded) for a load still in progress: a process that exits while
+    # onnxruntime builds a session in the loader thread aborts (std::terminate, exit 134)
+    # instead of exiting cleanly. Registered first, so it runs after the worker has stopped.
+    stack.push_async_callback(asyncio.to_thread, embedder.wait, SHUTDOWN_LOAD_WAIT)
     rt.extras["embedder"] = embedder
     backend = rt.storage()
     backend.embedder = embedder  # the search path embeds queries with it

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import logging
 
-from fastmcp.exceptions import ToolError, ValidationError
+from fastmcp.exceptions import DisabledError, NotFoundError, ToolError, ValidationError
 from fastmcp.server.middleware import Middleware
 
-from errors import Internal, InvalidInput, MemhubError
+from errors import Internal, InvalidInput, MemhubError, NotFound
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +39,15 @@ class ErrorMapping(Middleware):
                     logger.error("internal error in tool", exc_info=cause)
                 raise tool_error(cause) from cause
             raise
+        except (NotFoundError, DisabledError) as exc:
+            # A tool name this server does not offer: the caller's mistake (a stale tool list,
+            # a typo), answered like any other error, not logged as ours.
+            tool = str(getattr(context.message, "name", "?"))[:64]
+            raise tool_error(NotFound(
+                f"no tool named {tool!r}",
+                remedy="tools/list shows the tools this server offers; the names are "
+                       "memory_*, handoff_*, session_*, artifact_* and stats.",
+            )) from exc
         except ValidationError as exc:
             # The framework refused the arguments against the tool's schema (wrong types,
             # missing required ones): the caller's mistake, not ours.

@@ -121,6 +121,17 @@ async def test_superseding_an_already_superseded_memory_is_refused(server, token
         assert revise["code"] == "CONFLICT"
 
 
+async def test_an_unknown_tool_is_the_callers_error_not_ours(server, tokens, caplog):
+    """A misspelt or retired tool name answers NOT_FOUND with a remedy, and is not logged as an
+    internal error with a traceback (it used to be masked as INTERNAL)."""
+    async with server.client(tokens["cursor"]) as client:
+        with caplog.at_level("ERROR", logger="tools.errors"):
+            err = await code_of(client, "memory_serch", namespace=NS, query="redis")
+    assert err["code"] == "NOT_FOUND" and "memory_serch" in err["message"]
+    assert "tools/list" in err["remedy"]
+    assert not [r for r in caplog.records if r.name == "tools.errors"]
+
+
 async def test_reads_of_unknown_or_malformed_ids(server, tokens):
     async with server.client(tokens["cursor"]) as client:
         assert (await code_of(client, "memory_get", namespace=NS, id=MISSING))["code"] == \
