@@ -22,6 +22,12 @@ def id_str(value: UUID | str | None) -> str | None:
     return str(value) if value is not None else None
 
 
+def effective_status(row: dict[str, Any]) -> str:
+    """EXPIRED for a memory past its expires_at that the sweep has not marked yet (the audit
+    reads select `past_expiry`, by the database clock); the stored status otherwise."""
+    return "EXPIRED" if row.get("past_expiry") else row["status"]
+
+
 def memory_dict(row: dict[str, Any]) -> dict[str, Any]:
     """A JSON-able memory from a row of `memories` or `live_memories` (SELECT * or at least
     the columns read here; metadata, quarantined and deleted_reason may be left out)."""
@@ -33,7 +39,7 @@ def memory_dict(row: dict[str, Any]) -> dict[str, Any]:
         "content": wrap_untrusted(row["content"]),
         "tags": list(row["tags"] or []),
         "key": row["key"],
-        "status": row["status"],
+        "status": effective_status(row),
         "revision": row["current_revision"],
         "author_client": row["author_client"],
         "created_at": iso(row["created_at"]),

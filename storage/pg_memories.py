@@ -25,7 +25,7 @@ from storage import memory_input as mi
 from storage.base import Principal, check_namespace
 from storage.cursors import decode_cursor, encode_cursor
 from storage.idempotency import IdempotentWrites
-from storage.memory_dicts import iso, memory_dict
+from storage.memory_dicts import effective_status, iso, memory_dict
 from storage.queries import q
 from storage.sanitize import screen, wrap_untrusted
 
@@ -400,7 +400,7 @@ class MemoryStore(IdempotentWrites):
             corroborations = await _all(conn, "memories.corroborations_of", ids)
             return {
                 "memory": memory_dict(row),
-                "status": row["status"],
+                "status": effective_status(row),
                 "superseded_by": str(row["superseded_by"]) if row["superseded_by"] else None,
                 "supersedes": [str(r["id"]) for r in supersedes],
                 "revisions": [

@@ -73,11 +73,15 @@ ON CONFLICT (memory_id, author_client) DO NOTHING
 RETURNING id;
 
 -- name: get_by_id
-SELECT * FROM memories WHERE namespace = %(namespace)s AND id = %(id)s;
+-- past_expiry: ACTIVE but past expires_at by the database clock, before the sweep has
+-- marked it (memory_dict reports it EXPIRED: search already leaves it out).
+SELECT *, (status = 'ACTIVE' AND expires_at <= now()) IS TRUE AS past_expiry
+  FROM memories WHERE namespace = %(namespace)s AND id = %(id)s;
 
 -- name: get_by_key
 -- The ACTIVE memory holding the key, else the most recent one that held it (audit read).
-SELECT * FROM memories
+SELECT *, (status = 'ACTIVE' AND expires_at <= now()) IS TRUE AS past_expiry
+  FROM memories
  WHERE namespace = %(namespace)s AND key = %(key)s
  ORDER BY (status = 'ACTIVE') DESC, seq DESC
  LIMIT 1;
@@ -119,8 +123,9 @@ SELECT * FROM live_memories
 
 -- name: list_by_status
 -- Audit listings. EXPIRED includes memories past expires_at that the sweep has not reached
--- yet; ALL (status NULL) is everything.
-SELECT * FROM memories
+-- yet (reported EXPIRED, as past_expiry says); ALL (status NULL) is everything.
+SELECT *, (status = 'ACTIVE' AND expires_at <= now()) IS TRUE AS past_expiry
+  FROM memories
  WHERE namespace = %(namespace)s
    AND (%(status)s::text IS NULL
         OR (%(status)s = 'EXPIRED' AND (status = 'EXPIRED'

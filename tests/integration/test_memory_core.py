@@ -276,6 +276,13 @@ async def test_an_expired_memory_vanishes_from_list_at_once_and_the_sweep_marks_
     assert (await backend.list_memories(DESKTOP, NS))["memories"] == []
     listed = await backend.list_memories(DESKTOP, NS, status="EXPIRED")
     assert [x["id"] for x in listed["memories"]] == [m["id"]]
+    # Before the sweep, every audit read already says EXPIRED (the row still says ACTIVE).
+    assert [x["status"] for x in listed["memories"]] == ["EXPIRED"]
+    everything = await backend.list_memories(DESKTOP, NS, status="ALL")
+    assert [x["status"] for x in everything["memories"]] == ["EXPIRED"]
+    early = (await backend.get_memory(DESKTOP, NS, memory_id=m["id"]))["memory"]
+    assert early["status"] == "EXPIRED"
+    assert (await backend.memory_history(DESKTOP, NS, m["id"]))["status"] == "EXPIRED"
     assert await backend.expire_due() == 1
     got = (await backend.get_memory(DESKTOP, NS, memory_id=m["id"]))["memory"]
     assert got["status"] == "EXPIRED"
