@@ -131,3 +131,28 @@ def test_healthz_reports_a_database_outage_and_recovers_by_itself(tmp_path, temp
         except Exception:  # already stopped
             pass
         cluster.stop()
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://memhub:s3cret-pw@127.0.0.1:{port}/memhub",  # nothing listening
+    "not a connection string",
+])
+def test_an_unusable_database_url_stops_start_up_with_the_reason_and_a_remedy(url):
+    """`memhub` with a DATABASE_URL it cannot use exits at once (status 2) with one plain
+    message naming the host and the cause, never the password, instead of a start-up
+    traceback."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.support.server import ROOT, free_port
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMHUB_")}
+    env.update({"DATABASE_URL": url.format(port=free_port()), "MEMHUB_PORT": str(free_port())})
+    done = subprocess.run([sys.executable, "-m", "app"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.startswith("memhub: ") and "remedy: " in done.stderr
+    assert "Traceback" not in done.stderr and "s3cret-pw" not in done.stderr
+    if "127.0.0.1" in url:
+        assert "host=127.0.0.1" in done.stderr and "Connection refused" in done.stderr
