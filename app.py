@@ -23,6 +23,7 @@ from auth import TokenGate
 from config import Settings
 from errors import MemhubError
 from logs import configure_logging, redact
+from storage.database_url import DATABASE_URL_REMEDY, check_database_url
 from storage.migrate import apply_migrations
 from storage.postgres import PostgresBackend
 from tools import build_mcp
@@ -216,36 +217,6 @@ async def _database(settings: Settings, stack: AsyncExitStack) -> str:
     return dsn
 
 
-def check_database_url(settings: Settings) -> str | None:
-    """Why DATABASE_URL cannot be used, or None when a connection opens (None too without
-    one: the embedded cluster is memhub's own). Run before serving, because a failed start-up
-    otherwise ends in a traceback that buries the reason. The password is never shown."""
-    if settings.database_url is None:
-        return None
-    import psycopg
-    from psycopg.conninfo import conninfo_to_dict
-
-    url = settings.database_url.get_secret_value()
-    try:
-        parts = conninfo_to_dict(url)
-    except psycopg.ProgrammingError as exc:
-        return f"DATABASE_URL is not a PostgreSQL connection string ({str(exc).splitlines()[0]})"
-    where = " ".join(f"{k}={parts[k]}" for k in ("host", "port", "dbname", "user") if parts.get(k))
-    try:
-        with psycopg.connect(url, connect_timeout=DB_CONNECT_TIMEOUT):
-            return None
-    except psycopg.Error as exc:
-        reason = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
-        secret = parts.get("password")
-        if secret:
-            reason = reason.replace(str(secret), "***")
-        return f"cannot connect to the database in DATABASE_URL ({where or 'defaults'}): {reason}"
-
-
-# Seconds to wait for DATABASE_URL's server at start-up (a serverless database may be waking up).
-DB_CONNECT_TIMEOUT = 15
-
-
 def main() -> None:
     import uvicorn
 
@@ -253,11 +224,7 @@ def main() -> None:
     configure_logging(settings.log_level)
     problem = check_database_url(settings)
     if problem is not None:
-        sys.stderr.write(
-            f"memhub: {problem}\n"
-            "  remedy: check DATABASE_URL's host, port, user, password and database name and "
-            "that the server accepts connections from here; or unset DATABASE_URL to use the "
-            "embedded PostgreSQL.\n")
+        sys.stderr.write(f"memhub: {problem}\n  remedy: {DATABASE_URL_REMEDY}\n")
         sys.exit(2)
     uvicorn.run(
         create_app(settings),

