@@ -26,6 +26,7 @@ from admin.sessions import (
     SessionManager,
     new_session,
     secret_from_setting,
+    session_hash,
 )
 from config import SURFACES
 from errors import MemhubError
@@ -95,6 +96,15 @@ class Admin:
             self._manager = SessionManager(secret, self.settings.admin_session_ttl_seconds)
         return self._manager
 
+    async def session(self, manager: SessionManager, request: Request) -> Session | None:
+        """The request's session (SessionManager.load), unless it is a logged-in one that was
+        ended by logging out: a copy of that cookie is signed and unexpired, but dead."""
+        session = manager.load(request)
+        if session is not None and session.authed and \
+                await self.rt.storage().admin_session_ended(session_hash(session)):
+            return None
+        return session
+
     def page(self, template: str, status: int = 200, headers: dict[str, str] | None = None,
              **context: Any) -> HTMLResponse:
         body = _env.get_template(template).render(**context)
@@ -132,7 +142,7 @@ class Admin:
             logger.warning("admin request refused", extra={"reason": problem})
             return None, {}, self.error(403, "Refused", f"Cross-site request refused: {problem}.")
         manager = await self.manager()
-        session = manager.load(request)
+        session = await self.session(manager, request)
         declared = request.headers.get("content-length", "")
         if not declared.isdigit() or int(declared) > MAX_FORM_BYTES:
             return session, {}, self.error(
@@ -150,7 +160,7 @@ class Admin:
     # --- pages ----------------------------------------------------------------------------
     async def login_page(self, request: Request) -> Response:
         manager = await self.manager()
-        session = manager.load(request)
+        session = await self.session(manager, request)
         if session is not None and session.authed:
             return self.redirect("/admin")
         session = session or new_session(authed=False)
@@ -210,6 +220,7 @@ class Admin:
             return stop
         manager = await self.manager()
         if session is not None and session.authed:
+            await self.rt.storage().end_admin_session(session_hash(session), manager.ttl)
             await self.rt.storage().audit(self.actor(request), "logout")
         response = self.redirect("/admin/login?notice=logged-out")
         manager.clear(response, request)
@@ -218,7 +229,7 @@ class Admin:
     async def dashboard(self, request: Request, *, status: int = 200, fresh: dict | None = None,
                         error: str | None = None) -> Response:
         manager = await self.manager()
-        session = manager.load(request)
+        session = await self.session(manager, request)
         if session is None or not session.authed:
             return self.redirect("/admin/login")
         storage = self.rt.storage()

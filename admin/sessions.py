@@ -1,4 +1,6 @@
-"""The /admin session: an itsdangerous-signed cookie, nothing stored server-side.
+"""The /admin session: an itsdangerous-signed cookie; the server stores only the sessions ended
+by logging out (their ids' SHA-256, until the cookie would have expired: migration 0012), so a
+copy of a logged-out cookie is refused.
 
 The cookie carries a random session id and whether it has logged in. Its signature carries
 the time it was issued, and every request checks its age against the TTL, so an expired or
@@ -38,6 +40,11 @@ class Session:
 def new_session(*, authed: bool) -> Session:
     # A fresh id on every login, so a session id planted before login is worthless after it.
     return Session(sid=secrets.token_urlsafe(24), authed=authed)
+
+
+def session_hash(session: Session) -> bytes:
+    """How an ended session is recorded server-side (logout): its id's SHA-256, never the id."""
+    return hashlib.sha256(session.sid.encode()).digest()
 
 
 def is_https(request: Request) -> bool:

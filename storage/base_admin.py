@@ -76,6 +76,14 @@ class AdminBackend(ABC):
         """Forget a client's failures (after a successful login)."""
 
     @abstractmethod
+    async def end_admin_session(self, sid_hash: bytes, ttl_seconds: int) -> None:
+        """Refuse this /admin session (by its id's SHA-256) from now on: logout."""
+
+    @abstractmethod
+    async def admin_session_ended(self, sid_hash: bytes) -> bool:
+        """Whether this /admin session was ended by logging out."""
+
+    @abstractmethod
     async def admin_secret(self, name: str) -> bytes:
         """A random secret generated once and shared by every process (insert-once)."""
 

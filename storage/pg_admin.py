@@ -305,6 +305,21 @@ class AdminStore:
 
         await self._run(ALL_NAMESPACES, write, retry_safe=True)
 
+    # --- /admin sessions ended by logout ----------------------------------------------------
+    async def end_admin_session(self, sid_hash: bytes, ttl_seconds: int) -> None:
+        async def write(conn: psycopg.AsyncConnection) -> None:
+            await conn.execute(q("admin.end_session"),
+                               {"sid_hash": sid_hash, "ttl_seconds": ttl_seconds})
+
+        await self._run(ALL_NAMESPACES, write, retry_safe=True)  # idempotent: DO NOTHING
+
+    async def admin_session_ended(self, sid_hash: bytes) -> bool:
+        async def read(conn: psycopg.AsyncConnection) -> bool:
+            cur = await conn.execute(q("admin.session_ended"), {"sid_hash": sid_hash})
+            return bool((await cur.fetchone())["ended"])
+
+        return await self._run(ALL_NAMESPACES, read, retry_safe=True)
+
     # --- secrets --------------------------------------------------------------------------
     async def admin_secret(self, name: str) -> bytes:
         async def write(conn: psycopg.AsyncConnection) -> bytes:

@@ -93,3 +93,14 @@ SELECT (now() AT TIME ZONE 'UTC')::date AS today, now() AS now;
 SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending,
        count(*) FILTER (WHERE status = 'dead')::int AS dead
   FROM embedding_jobs;
+
+-- name: end_session
+-- Logging out: the session id is refused from now until its cookie would have expired.
+-- Rows of sessions whose cookies have expired anyway are dropped on the way.
+WITH gone AS (DELETE FROM admin_ended_sessions WHERE expires_at < now())
+INSERT INTO admin_ended_sessions (sid_hash, expires_at)
+VALUES (%(sid_hash)s, now() + make_interval(secs => %(ttl_seconds)s))
+ON CONFLICT (sid_hash) DO NOTHING;
+
+-- name: session_ended
+SELECT EXISTS (SELECT 1 FROM admin_ended_sessions WHERE sid_hash = %(sid_hash)s) AS ended;

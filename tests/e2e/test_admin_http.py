@@ -105,6 +105,28 @@ def test_logout_clears_the_cookie_and_the_session(server, db_conn):
                            ).fetchone() == (1,)
 
 
+def test_a_copy_of_a_logged_out_cookie_is_refused(server, db_conn):
+    """The cookie is signed, not stored: before migration 0012 a copy taken before logout
+    (a shared computer, a proxy log) stayed valid until its TTL. Now logout ends the session
+    server-side: the copy is signed and unexpired, and still refused, for pages and forms."""
+    with browser(server.base_url) as client:
+        csrf = logged_in_csrf(client)
+        copied = client.cookies[COOKIE_NAME]
+        assert client.post("/admin/logout", data={"csrf": csrf}).status_code == 303
+    with browser(server.base_url, cookies={COOKIE_NAME: copied}) as thief:
+        page = thief.get("/admin")
+        assert page.status_code == 303 and page.headers["location"].endswith("/admin/login")
+        rotate = thief.post("/admin/surfaces/web/rotate", data={"csrf": csrf})
+        assert rotate.status_code == 403
+    assert db_conn.execute("SELECT count(*) FROM admin_ended_sessions").fetchone() == (1,)
+    assert db_conn.execute("SELECT count(*) FROM admin_audit WHERE action LIKE 'token.%'"
+                           ).fetchone() == (0,)
+    # A new login is a new session: the ended one does not stand in its way.
+    with browser(server.base_url) as client:
+        logged_in_csrf(client)
+        assert client.get("/admin").status_code == 200
+
+
 def test_pages_are_not_cached_framed_or_scripted_from_elsewhere(server):
     with browser(server.base_url) as client:
         response = client.get("/admin/login")
