@@ -6,8 +6,10 @@ read another project: the transaction would be opened for exactly the namespace 
 token must not see. So the token gate binds the authenticated principal to the request's
 context (`bind_caller`), and every transaction opened on its behalf is confined to the
 intersection of what was asked and what the token may see; an empty intersection sees nothing
-and may insert nothing. Background work (embedding worker, expiry sweep) and operator views
-run outside any request, with no caller bound, and keep their own scope.
+and may insert nothing. A read-only token's transactions also set `memhub.read_only`, and the
+database then refuses their writes (migration 0013). Background work (embedding worker, expiry
+sweep) and operator views run outside any request, with no caller bound, and keep their own
+scope.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from storage.base import Principal
 from storage.pg_core import ALL_NAMESPACES
 
 _CALLER: ContextVar[Principal | None] = ContextVar("memhub_caller", default=None)
+READ_ONLY_GUC = "memhub.read_only"
 
 
 def bind_caller(principal: Principal | None) -> None:
@@ -43,4 +46,8 @@ class TokenScope:
     """Mixin placed before PgCore: narrows every transaction to the bound caller's scope."""
 
     def _tx(self, namespaces: str | Sequence[str], gucs: Mapping[str, str] | None = None):
-        return super()._tx(confine(namespaces, _CALLER.get()), gucs)
+        caller = _CALLER.get()
+        if caller is not None and caller.read_only:
+            # The database refuses this transaction's writes too (migration 0013).
+            gucs = {**(gucs or {}), READ_ONLY_GUC: "on"}
+        return super()._tx(confine(namespaces, caller), gucs)

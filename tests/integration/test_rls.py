@@ -369,6 +369,98 @@ def test_an_unscoped_insert_is_refused_everywhere(db_conn, db_dsn, seeded):
     assert accepted == []
 
 
+# --- read-only tokens: the database refuses their writes too (migration 0013) -----------------
+def test_every_tenant_table_has_the_read_only_write_policies(db_conn):
+    missing = []
+    for table in tenant_tables(db_conn):
+        policies = {
+            (cmd, permissive): (qual or "", check or "")
+            for cmd, permissive, qual, check in db_conn.execute(
+                "SELECT cmd, permissive, qual, with_check FROM pg_policies"
+                " WHERE schemaname = 'public' AND tablename = %s", [table]).fetchall()
+        }
+        insert = policies.get(("INSERT", "RESTRICTIVE"), ("", ""))
+        update = policies.get(("UPDATE", "RESTRICTIVE"), ("", ""))
+        delete = policies.get(("DELETE", "RESTRICTIVE"), ("", ""))
+        if not ("memhub_writable()" in insert[1] and "memhub_writable()" in update[1]
+                and "memhub_writable()" in delete[0]):
+            missing.append(table)
+    assert missing == [], f"tenant tables a read-only transaction could write: {missing}"
+
+
+def test_a_read_only_transaction_reads_but_cannot_insert_update_or_delete(db_conn, db_dsn,
+                                                                         seeded):
+    """Under memhub.read_only = on every tenant table still reads its namespace's row, refuses
+    INSERT and UPDATE with an error and deletes nothing; without the flag (positive control)
+    the same UPDATE goes through."""
+    wrote = []
+    for table in seeded:
+        (row,) = db_conn.execute(
+            sql.SQL("SELECT to_jsonb(t) FROM {} t WHERE namespace = %s").format(
+                sql.Identifier(table)), [MINE]).fetchone()
+        with app_tx(db_dsn, MINE) as conn:
+            conn.execute("SELECT set_config('memhub.read_only', 'on', true)")
+            seen = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(
+                sql.Identifier(table))).fetchone()[0]
+            if seen != 1:
+                wrote.append((table, f"read {seen} rows"))
+            if app_can(conn, table, "UPDATE"):
+                try:
+                    with conn.transaction():
+                        conn.execute(sql.SQL("UPDATE {} SET namespace = namespace").format(
+                            sql.Identifier(table)))
+                    wrote.append((table, "updated"))
+                except psycopg.errors.InsufficientPrivilege:
+                    pass
+            if app_can(conn, table, "DELETE"):
+                gone = conn.execute(sql.SQL("DELETE FROM {} RETURNING 1").format(
+                    sql.Identifier(table))).fetchall()
+                if gone:
+                    wrote.append((table, "deleted"))
+            if app_can(conn, table, "INSERT"):
+                try:
+                    with conn.transaction():
+                        conn.execute(_copy_statement(conn, table),
+                                     [psycopg.types.json.Jsonb({**row, "namespace": MINE})])
+                    wrote.append((table, "inserted"))
+                except (psycopg.errors.InsufficientPrivilege, psycopg.errors.UniqueViolation):
+                    pass
+        with app_tx(db_dsn, MINE) as conn:
+            if app_can(conn, table, "UPDATE"):
+                updated = conn.execute(sql.SQL("UPDATE {} SET namespace = namespace RETURNING 1")
+                                       .format(sql.Identifier(table))).fetchall()
+                if len(updated) != 1:
+                    wrote.append((table, "positive control: the writable UPDATE did not apply"))
+    assert wrote == []
+
+
+async def test_a_read_only_callers_transactions_carry_the_flag(db_dsn, seeded, tmp_path):
+    """A storage call that forgot the application's write check still writes nothing for a
+    read-only token: its transactions are opened with memhub.read_only = on."""
+    from storage.base import Principal
+    from storage.pg_scope import bind_caller
+    from tests.support.memories import open_backend
+
+    async def write(conn):
+        await conn.execute("UPDATE lexicon_state SET docs = docs")  # no trigger: RLS alone
+
+    reader = Principal(token_id=1, surface="cursor", namespaces=(MINE,), read_only=True)
+    writer = Principal(token_id=2, surface="cursor", namespaces=(MINE,))
+    async with open_backend(db_dsn, tmp_path) as backend:
+        bind_caller(reader)
+        try:
+            with pytest.raises(Exception) as refused:
+                await backend._run(MINE, write, retry_safe=False)
+        finally:
+            bind_caller(None)
+        bind_caller(writer)
+        try:
+            await backend._run(MINE, write, retry_safe=False)  # a writer's goes through
+        finally:
+            bind_caller(None)
+    assert "row-level security" in str(refused.value.__cause__ or refused.value)
+
+
 # --- the scope follows the token, not only the requested namespace ----------------------------
 async def test_a_scoped_callers_transaction_sees_nothing_of_a_namespace_it_asks_for_by_mistake(
     db_dsn, seeded, tmp_path
