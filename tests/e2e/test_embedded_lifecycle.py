@@ -71,3 +71,35 @@ def test_a_killed_server_does_not_keep_the_cluster_running_after_the_next_one_st
         assert len(_postmasters(pgdata)) == 1  # attached to the orphan, not a second cluster
     assert _wait_gone(pgdata) == []
     assert "dropped handles of processes that died" in running.log_path.read_text()
+
+
+@pytest.mark.slow
+async def test_a_dead_embedded_cluster_is_restarted_and_the_service_recovers(tmp_path):
+    """memhub is the embedded cluster's only supervisor: when its postmaster dies (killed,
+    crashed, OOM), the watchdog starts it again and the pool reconnects; /healthz says 503
+    meanwhile, then 200, and tools work again without restarting memhub."""
+    import time
+
+    import httpx
+
+    env = {"MEMHUB_DATA_DIR": str(tmp_path), "MCP_AUTH_TOKEN": WEB_TOKEN}
+    pgdata = (tmp_path / "pgdata").resolve()
+    with process_server(env) as (running, _):
+        (postmaster,) = _postmasters(pgdata)  # its children's command lines do not name pgdata
+        postmaster.kill()
+        postmaster.wait(timeout=30)
+        deadline = time.monotonic() + 60
+        statuses = []
+        while time.monotonic() < deadline:
+            statuses.append(httpx.get(f"{running.base_url}/healthz", timeout=10).status_code)
+            if statuses[-1] == 200:
+                break
+            time.sleep(0.5)
+        assert statuses[-1] == 200, statuses
+        async with running.client(WEB_TOKEN) as client:
+            result = await client.call_tool("stats", {})
+        assert result.structured_content["database"] == "ok"
+        (revived,) = _postmasters(pgdata)
+        assert revived.pid != postmaster.pid
+    assert "embedded postgres restarted" in running.log_path.read_text()
+    assert _wait_gone(pgdata) == []
