@@ -209,30 +209,14 @@ def _authenticator(rt: Runtime):
 async def _database(settings: Settings, stack: AsyncExitStack) -> str:
     if settings.database_url is not None:
         return settings.database_url.get_secret_value()
-    from storage.embedded import EmbeddedPostgres
+    from storage.embedded import EmbeddedPostgres, keep_alive
 
     embedded = EmbeddedPostgres(settings.data_dir)
     dsn = await asyncio.to_thread(embedded.start)
     stack.callback(embedded.stop)
-    watchdog = asyncio.create_task(_keep_alive(embedded), name="memhub-embedded-watchdog")
+    watchdog = asyncio.create_task(keep_alive(embedded), name="memhub-embedded-watchdog")
     stack.push_async_callback(_cancel, watchdog)  # before stop(): LIFO
     return dsn
-
-
-# How often the embedded cluster is checked for a dead postmaster (a read of postmaster.pid).
-EMBEDDED_WATCH_SECONDS = 2.0
-
-
-async def _keep_alive(embedded) -> None:
-    """Restart the embedded cluster whenever its postmaster dies; the pool reconnects by
-    itself once it is back (`/healthz` answers 503 meanwhile)."""
-    while True:
-        await asyncio.sleep(EMBEDDED_WATCH_SECONDS)
-        try:
-            await asyncio.to_thread(embedded.revive)
-        except Exception as exc:  # keep watching: the next round may succeed
-            logger.error("embedded postgres could not be restarted",
-                         extra={"error": f"{type(exc).__name__}: {exc}"[:300]})
 
 
 async def _cancel(task: asyncio.Task) -> None:

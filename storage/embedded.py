@@ -9,12 +9,16 @@ root is handled by the wheel, which runs postgres as a dedicated `embedded_postg
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from pathlib import Path
 
 logger = logging.getLogger(__name__)
 
+# How often the running server checks its cluster for a dead postmaster (a read of
+# postmaster.pid and a process lookup).
+WATCH_SECONDS = 2.0
 # Enough for the 50-writer concurrency tests times two servers, plus the pools.
 _MIN_MAX_CONNECTIONS = 300
 
@@ -131,3 +135,16 @@ def _forget_dead_holders(pgdata: Path) -> list[int]:
         logger.warning("embedded postgres: dropped handles of processes that died without "
                        "releasing them", extra={"pids": dead})
     return dead
+
+
+async def keep_alive(embedded: EmbeddedPostgres) -> None:
+    """Restart `embedded` whenever its postmaster dies, for as long as the server runs (a
+    lifespan task); the pool reconnects by itself once it is back, `/healthz` says 503
+    meanwhile."""
+    while True:
+        await asyncio.sleep(WATCH_SECONDS)
+        try:
+            await asyncio.to_thread(embedded.revive)
+        except Exception as exc:  # keep watching: the next round may succeed
+            logger.error("embedded postgres could not be restarted",
+                         extra={"error": f"{type(exc).__name__}: {exc}"[:300]})

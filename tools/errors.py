@@ -47,6 +47,7 @@ class ErrorMapping(Middleware):
                 f"no tool named {tool!r}",
                 remedy="tools/list shows the tools this server offers; the names are "
                        "memory_*, handoff_*, session_*, artifact_* and stats.",
+                tool=tool,
             )) from exc
         except ValidationError as exc:
             # The framework refused the arguments against the tool's schema (wrong types,

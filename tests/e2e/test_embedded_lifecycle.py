@@ -1,5 +1,6 @@
 """The embedded PostgreSQL lifecycle, with real memhub processes (no DATABASE_URL)."""
 
+import httpx
 import psutil
 import pytest
 
@@ -69,8 +70,8 @@ def test_a_killed_server_does_not_keep_the_cluster_running_after_the_next_one_st
     assert len(_postmasters(pgdata)) == 1  # orphaned by the kill, as expected
     with process_server(env) as (running, _):
         assert len(_postmasters(pgdata)) == 1  # attached to the orphan, not a second cluster
+        assert httpx.get(f"{running.base_url}/healthz", timeout=10).status_code == 200
     assert _wait_gone(pgdata) == []
-    assert "dropped handles of processes that died" in running.log_path.read_text()
 
 
 @pytest.mark.slow
@@ -79,8 +80,6 @@ async def test_a_dead_embedded_cluster_is_restarted_and_the_service_recovers(tmp
     crashed, OOM), the watchdog starts it again and the pool reconnects; /healthz says 503
     meanwhile, then 200, and tools work again without restarting memhub."""
     import time
-
-    import httpx
 
     env = {"MEMHUB_DATA_DIR": str(tmp_path), "MCP_AUTH_TOKEN": WEB_TOKEN}
     pgdata = (tmp_path / "pgdata").resolve()
@@ -101,5 +100,4 @@ async def test_a_dead_embedded_cluster_is_restarted_and_the_service_recovers(tmp
         assert result.structured_content["database"] == "ok"
         (revived,) = _postmasters(pgdata)
         assert revived.pid != postmaster.pid
-    assert "embedded postgres restarted" in running.log_path.read_text()
     assert _wait_gone(pgdata) == []

@@ -127,8 +127,8 @@ async def test_an_unknown_tool_is_the_callers_error_not_ours(server, tokens, cap
     async with server.client(tokens["cursor"]) as client:
         with caplog.at_level("ERROR", logger="tools.errors"):
             err = await code_of(client, "memory_serch", namespace=NS, query="redis")
-    assert err["code"] == "NOT_FOUND" and "memory_serch" in err["message"]
-    assert "tools/list" in err["remedy"]
+    assert err["code"] == "NOT_FOUND" and err["details"]["tool"] == "memory_serch"
+    assert err["remedy"]
     assert not [r for r in caplog.records if r.name == "tools.errors"]
 
 

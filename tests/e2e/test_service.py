@@ -152,7 +152,6 @@ def test_an_unusable_database_url_stops_start_up_with_the_reason_and_a_remedy(ur
     done = subprocess.run([sys.executable, "-m", "app"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done.stderr[-2000:]
-    assert done.stderr.startswith("memhub: ") and "remedy: " in done.stderr
+    first, remedy = done.stderr.splitlines()[:2]
+    assert first.startswith("memhub: ") and remedy.strip().startswith("remedy: ")
     assert "Traceback" not in done.stderr and "s3cret-pw" not in done.stderr
-    if "127.0.0.1" in url:
-        assert "host=127.0.0.1" in done.stderr and "Connection refused" in done.stderr
