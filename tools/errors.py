@@ -45,8 +45,7 @@ class ErrorMapping(Middleware):
             tool = str(getattr(context.message, "name", "?"))[:64]
             raise tool_error(NotFound(
                 f"no tool named {tool!r}",
-                remedy="tools/list shows the tools this server offers; the names are "
-                       "memory_*, handoff_*, session_*, artifact_* and stats.",
+                remedy="tools/list shows the tools this server offers.",
                 tool=tool,
             )) from exc
         except ValidationError as exc:
