@@ -12,6 +12,8 @@ What it measures, per corpus size:
   included (every query is distinct, so the query-embedding cache never answers): p50/p95/p99;
   the same with one repeated query (the cache answers), with mode=lexical and mode=semantic,
   and a `stats` call (the MCP + HTTP floor under every tool call).
+- End-to-end `memory_context` at its default budget, with a query (hybrid search at depth
+  100, then packing) and without one (the newest 300 memories, then packing): p50/p95/p99.
 And once: write throughput of `memory_remember` through MCP, the time for the embedding worker
 to drain those writes, and the commit -> semantically-searchable delay.
 
@@ -46,6 +48,7 @@ from scripts.bench_common import (  # noqa: E402
 )
 
 NAMESPACE = "bench"
+CONTEXT_CALLS = 50  # memory_context calls per size, with a query and without
 COMPONENTS = """billing ledger invoices webhooks payouts refunds disputes onboarding kyc sso auth
 sessions search indexer scheduler queue worker cache gateway router migrations reporting exports
 notifications email sms audit metrics tracing logging alerts deploys frontend dashboard api sdk
@@ -218,6 +221,14 @@ async def e2e_times(base_url: str, texts: list[str], mode: str = "hybrid",
         for text in texts])
 
 
+async def context_times(base_url: str, texts: list[str], with_query: bool) -> dict[str, float]:
+    """memory_context latency through MCP at the default budget: for each query text, or
+    without a query (the namespace's newest memories)."""
+    return await _timed_calls(base_url, [
+        ("memory_context", {"namespace": NAMESPACE, **({"query": text} if with_query else {})})
+        for text in texts])
+
+
 async def call_overhead(base_url: str, calls: int = 200) -> dict[str, float]:
     """The floor under every tool call: `stats` (it counts the namespace's memories, so it grows
     with the corpus) through the same client."""
@@ -290,6 +301,10 @@ async def bench(args) -> dict:
                 "e2e_lexical_ms": await e2e_times(base_url, texts, mode="lexical"),
                 "e2e_semantic_ms": await e2e_times(base_url, texts, mode="semantic"),
                 "stats_call_ms": await call_overhead(base_url),
+                "e2e_context_query_ms": await context_times(base_url, texts[:CONTEXT_CALLS],
+                                                            with_query=True),
+                "e2e_context_recent_ms": await context_times(base_url, texts[:CONTEXT_CALLS],
+                                                             with_query=False),
             }
             print(f"{size:>7}: {json.dumps(report['sizes'][size])}", flush=True)
     base = report["sizes"][sizes[0]]["sql_ms"]

@@ -64,18 +64,43 @@ class Candidate:
             self.words = frozenset(_WORD.findall(text.lower()))
 
 
-def similarity(a: Candidate, b: Candidate) -> float:
-    """Cosine of the vectors when both have one (normalised model output), else word Jaccard."""
-    if a.vector is not None and b.vector is not None:
-        return float(np.dot(a.vector, b.vector))
+def _jaccard(a: Candidate, b: Candidate) -> float:
     if not a.words or not b.words:
         return 0.0
     return len(a.words & b.words) / len(a.words | b.words)
 
 
-def _mmr_value(c: Candidate, chosen: Sequence[Candidate]) -> float:
-    redundancy = max((similarity(c, s) for s in chosen), default=0.0)
-    return MMR_LAMBDA * c.relevance - (1 - MMR_LAMBDA) * redundancy
+class _Redundancy:
+    """Each candidate's greatest similarity to the items chosen so far, MMR's redundancy term.
+    Similarity is the cosine of the vectors when both have one (normalised model output), else
+    the Jaccard index of their words. Kept current as items are chosen: one similarity per
+    candidate per chosen item (a matrix-vector product for the vectors). Written as a max over
+    the chosen set at every comparison it cost a Python dot product per candidate, comparison
+    and chosen item: ~100 ms of a 300-candidate memory_context."""
+
+    def __init__(self, candidates: Sequence[Candidate]) -> None:
+        self.candidates = candidates
+        self.value = np.full(len(candidates), -np.inf)   # nothing chosen: redundancy 0
+        self.has_vector = np.array([c.vector is not None for c in candidates], dtype=bool)
+        self.vectors = (np.stack([c.vector for c in candidates if c.vector is not None])
+                        if self.has_vector.any() else None)
+        self.any_chosen = False
+
+    def choose(self, i: int) -> None:
+        new = self.candidates[i]
+        sims = np.empty(len(self.candidates))
+        vectored = self.has_vector if new.vector is not None else np.zeros_like(self.has_vector)
+        if vectored.any():
+            sims[vectored] = (self.vectors @ new.vector)[vectored[self.has_vector]]
+        for j in np.flatnonzero(~vectored):
+            sims[j] = _jaccard(self.candidates[j], new)
+        np.maximum(self.value, sims, out=self.value)
+        self.any_chosen = True
+
+    def mmr(self, relevance: np.ndarray, idx: np.ndarray | list[int]) -> np.ndarray:
+        """MMR value of the candidates at `idx`."""
+        redundancy = self.value[idx] if self.any_chosen else 0.0
+        return MMR_LAMBDA * relevance[idx] - (1 - MMR_LAMBDA) * redundancy
 
 
 def knapsack(weights: Sequence[int], values: Sequence[float], capacity: int) -> list[int]:
@@ -132,29 +157,31 @@ def pack(candidates: Sequence[Candidate], budget: int) -> Packed:
     budget_left = budget - overhead
     kinds_present = [k for k in KIND_ORDER if any(c.kind == k for c in candidates)]
     share_total = sum(KIND_QUOTA[k] for k in kinds_present) or 1.0
+    relevance = np.array([c.relevance for c in candidates], dtype=np.float64)
+    redundancy = _Redundancy(candidates)
     chosen: list[Candidate] = []
+    taken = [False] * len(candidates)
     used = 0
-    remaining = list(candidates)
     for kind in kinds_present:
         quota = int(budget_left * KIND_QUOTA[kind] / share_total)
         spent = 0
-        pool = [c for c in remaining if c.kind == kind]
+        pool = [i for i, c in enumerate(candidates) if c.kind == kind and not taken[i]]
         while pool:
-            best = max(pool, key=lambda c: _mmr_value(c, chosen))
-            pool.remove(best)
-            cost = best.tokens + per_item_sep
+            best = pool.pop(int(np.argmax(redundancy.mmr(relevance, pool))))  # first of ties
+            cost = candidates[best].tokens + per_item_sep
             if spent + cost <= quota and used + cost <= budget_left:
-                chosen.append(best)
-                remaining.remove(best)
+                chosen.append(candidates[best])
+                taken[best] = True
+                redundancy.choose(best)
                 spent += cost
                 used += cost
-    rest = [c for c in remaining if c.tokens + per_item_sep <= budget_left - used]
+    rest = [i for i, c in enumerate(candidates)
+            if not taken[i] and c.tokens + per_item_sep <= budget_left - used]
     if rest:
-        values = [max(_mmr_value(c, chosen), 0.0) + 1e-6 * c.relevance for c in rest]
-        picked = knapsack([c.tokens + per_item_sep for c in rest], values, budget_left - used)
-        for i in picked:
-            chosen.append(rest[i])
-            remaining.remove(rest[i])
+        values = np.maximum(redundancy.mmr(relevance, rest), 0.0) + 1e-6 * relevance[rest]
+        picked = knapsack([candidates[i].tokens + per_item_sep for i in rest],
+                          [float(v) for v in values], budget_left - used)
+        chosen.extend(candidates[rest[i]] for i in picked)
     # Present the most relevant first.
     chosen.sort(key=lambda c: -c.relevance)
     tokens_used = count_tokens(dumps([c.item for c in chosen]))

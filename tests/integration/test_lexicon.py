@@ -5,6 +5,7 @@ namespace, and that the server's background job keeps them current on its own.""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from storage import lexicon
 from storage.base import Principal
 from tests.conftest import WEB_TOKEN, make_settings
-from tests.support.retrieval import WRITER, open_backend, owner_execute
+from tests.support.retrieval import WRITER, bulk_insert_memories, open_backend, owner_execute
 from tests.support.server import thread_server
 
 A, B = "lex-a", "lex-b"
@@ -84,3 +85,55 @@ async def test_the_server_recounts_a_namespace_by_itself_after_writes(fast_setti
                 await asyncio.sleep(0.1)
         assert not stats["lexicon"]["due"]
     assert words(db_dsn, A).get("ledger") == 2
+
+
+def test_the_due_check_reads_only_each_namespaces_own_new_memories(db_conn, db_dsn):
+    """The check runs every few seconds on pooled connections, so its per-namespace count
+    becomes a prepared statement; a plan reused for any values walked the seq index from the
+    namespace's last count and filtered by namespace, so a small namespace written before a
+    large one read every memory of the large one, on every check (74 ms at 111k memories)."""
+    small, large = "lex-small", "lex-large"
+    bulk_insert_memories(db_conn, small, 1000)
+    bulk_insert_memories(db_conn, large, 10000)
+    db_conn.execute("ANALYZE memories")
+    for ns in (small, large):
+        db_conn.execute("SELECT memhub_refresh_lexicon(%s)", [ns])
+
+    async def plans_of_the_check() -> list[dict]:
+
+        import psycopg
+        from psycopg.rows import dict_row
+
+        async with await psycopg.AsyncConnection.connect(db_dsn, row_factory=dict_row) as conn:
+            async def check() -> list[dict]:
+                async with conn.transaction():
+                    await conn.execute("SELECT set_config('memhub.namespaces', '*', true)")
+                    return await lexicon.due_in(conn)
+
+            await conn.execute("SET ROLE memhub_app")
+            for _ in range(12):  # past psycopg's 5 runs before preparing, then PostgreSQL's 5
+                assert await check() == []
+            notices: list[str] = []
+            conn.add_notice_handler(lambda d: notices.append(d.message_primary))
+            await conn.execute("RESET ROLE")  # loading auto_explain takes a superuser
+            await conn.execute("LOAD 'auto_explain'")
+            for name, value in {"auto_explain.log_format": "json",
+                                "auto_explain.log_analyze": "on",
+                                "auto_explain.log_min_duration": "0",
+                                "auto_explain.log_level": "notice",
+                                "client_min_messages": "notice"}.items():
+                await conn.execute("SELECT set_config(%s, %s, false)", [name, value])
+            await conn.execute("SET ROLE memhub_app")
+            assert await check() == []
+        bodies = [text.split("plan:", 1)[1].strip() for text in notices if "plan:" in text]
+        return [json.loads(body) for body in bodies if body.startswith("{")]
+
+    def removed(node: dict) -> int:
+        return node.get("Rows Removed by Filter", 0) + sum(
+            removed(child) for child in node.get("Plans", []))
+
+    counts = [p for p in asyncio.run(plans_of_the_check()) if "AS new" in p["Query Text"]]
+    assert len(counts) == 2                                  # one per namespace
+    # Rows read and dropped: at most the small namespace's own 1,000, never the large one's.
+    assert all(removed(p["Plan"]) <= 1000 for p in counts), json.dumps(
+        [p["Plan"] for p in counts], indent=1)

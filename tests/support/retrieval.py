@@ -63,3 +63,20 @@ def owner_execute(dsn: str, sql: str, params=None):
     with psycopg.connect(dsn, autocommit=True) as conn:
         cur = conn.execute(sql, params)
         return cur.fetchall() if cur.description else None
+
+
+def bulk_insert_memories(conn: psycopg.Connection, namespace: str, count: int) -> None:
+    """`count` ACTIVE memories straight into the table as the owner, each with its revision
+    (one transaction: each memory must mirror its revision by COMMIT). For tests about plans
+    at a size that writing through the API would make slow."""
+    with conn.transaction():
+        conn.execute(
+            "INSERT INTO memories (namespace, kind, title, content, tags, content_hash,"
+            " author_client) SELECT %(ns)s, (ARRAY['DECISION','FACT','NOTE'])[1 + i %% 3],"
+            " 'note ' || i, 'ledger entry ' || i, '{}', decode(md5(%(ns)s || i), 'hex'),"
+            " 'test' FROM generate_series(1, %(n)s) AS i",
+            {"ns": namespace, "n": count})
+        conn.execute(
+            "INSERT INTO memory_revisions (memory_id, namespace, revision, title, content, tags,"
+            " author_client) SELECT id, namespace, 1, title, content, tags, author_client"
+            " FROM memories WHERE namespace = %s", [namespace])

