@@ -12,6 +12,8 @@ What it measures, per corpus size:
   included (every query is distinct, so the query-embedding cache never answers): p50/p95/p99;
   the same with one repeated query (the cache answers), with mode=lexical and mode=semantic,
   and a `stats` call (the MCP + HTTP floor under every tool call).
+- The machine's speed just before each size's measurements (`machine_speed`: a fixed Python
+  loop and one query embedding alone), since this VM's speed drifts from hour to hour.
 - End-to-end `memory_context` at its default budget, with a query (hybrid search at depth
   100, then packing) and without one (the newest 300 memories, then packing): p50/p95/p99.
 And once: write throughput of `memory_remember` through MCP, the time for the embedding worker
@@ -221,6 +223,34 @@ async def e2e_times(base_url: str, texts: list[str], mode: str = "hybrid",
         for text in texts])
 
 
+def machine_speed(settings, texts: list[str]) -> dict[str, float]:
+    """This VM's speed drifts by tens of percent from hour to hour (docs/perf.md), so each size's
+    figures carry two references measured in the benchmark's process just before them, with
+    the server idle: a fixed pure-Python loop, and one query embedded by the server's query
+    model alone (the same recipe and threads; medians). Compare runs through these, not by
+    their latencies alone."""
+    from storage.embedder import load_model
+
+    loops = []
+    for _ in range(9):
+        started = time.perf_counter()
+        sum(i * i for i in range(300_000))
+        loops.append((time.perf_counter() - started) * 1000)
+    model = _query_model.get("model") or _query_model.setdefault(
+        "model", load_model(settings, for_queries=True))
+    next(iter(model.query_embed(["warm up"])))
+    embeds = []
+    for text in texts:
+        started = time.perf_counter()
+        next(iter(model.query_embed([text])))
+        embeds.append((time.perf_counter() - started) * 1000)
+    return {"python_loop_ms": round(statistics.median(loops), 2),
+            "query_embedding_alone_ms": round(statistics.median(embeds), 2)}
+
+
+_query_model: dict = {}
+
+
 async def context_times(base_url: str, texts: list[str], with_query: bool) -> dict[str, float]:
     """memory_context latency through MCP at the default budget: for each query text, or
     without a query (the namespace's newest memories)."""
@@ -292,9 +322,11 @@ async def bench(args) -> dict:
                 print()
                 report.setdefault("bulk_load_s", {})[size] = round(time.perf_counter() - started)
                 loaded = size
+            speed = machine_speed(settings, texts[-40:])
             sql = await sql_times(dsn, settings, texts[:50])
             e2e = await e2e_times(base_url, texts)
             report["sizes"][size] = {
+                "machine_speed": speed,
                 "sql_ms": sql,
                 "e2e_ms": e2e,
                 "e2e_repeated_query_ms": await e2e_times(base_url, texts, repeat=True),
