@@ -223,21 +223,17 @@ async def e2e_times(base_url: str, texts: list[str], mode: str = "hybrid",
         for text in texts])
 
 
-def machine_speed(settings, texts: list[str]) -> dict[str, float]:
+def machine_speed(model, texts: list[str]) -> dict[str, float]:
     """This VM's speed drifts by tens of percent from hour to hour (docs/perf.md), so each size's
     figures carry two references measured in the benchmark's process just before them, with
     the server idle: a fixed pure-Python loop, and one query embedded by the server's query
-    model alone (the same recipe and threads; medians). Compare runs through these, not by
-    their latencies alone."""
-    from storage.embedder import load_model
-
+    model alone (`model`: the same recipe and threads; medians). Compare runs through these,
+    not by their latencies alone."""
     loops = []
     for _ in range(9):
         started = time.perf_counter()
         sum(i * i for i in range(300_000))
         loops.append((time.perf_counter() - started) * 1000)
-    model = _query_model.get("model") or _query_model.setdefault(
-        "model", load_model(settings, for_queries=True))
     next(iter(model.query_embed(["warm up"])))
     embeds = []
     for text in texts:
@@ -246,9 +242,6 @@ def machine_speed(settings, texts: list[str]) -> dict[str, float]:
         embeds.append((time.perf_counter() - started) * 1000)
     return {"python_loop_ms": round(statistics.median(loops), 2),
             "query_embedding_alone_ms": round(statistics.median(embeds), 2)}
-
-
-_query_model: dict = {}
 
 
 async def context_times(base_url: str, texts: list[str], with_query: bool) -> dict[str, float]:
@@ -300,6 +293,9 @@ async def bench(args) -> dict:
         report["query_threads"] = settings.query_threads
         if settings.embed_model_path is None:
             raise SystemExit("set MEMHUB_EMBED_MODEL_PATH to the model directory")
+        from storage.embedder import load_model
+
+        query_model = load_model(settings, for_queries=True)  # machine_speed's reference
         first = min(sizes[0], 1000)
         seconds = await write_through_mcp(base_url, first)
         async with mcp_client(base_url) as client:
@@ -322,7 +318,7 @@ async def bench(args) -> dict:
                 print()
                 report.setdefault("bulk_load_s", {})[size] = round(time.perf_counter() - started)
                 loaded = size
-            speed = machine_speed(settings, texts[-40:])
+            speed = machine_speed(query_model, texts[-40:])
             sql = await sql_times(dsn, settings, texts[:50])
             e2e = await e2e_times(base_url, texts)
             report["sizes"][size] = {

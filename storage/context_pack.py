@@ -89,10 +89,11 @@ class _Redundancy:
     def choose(self, i: int) -> None:
         new = self.candidates[i]
         sims = np.empty(len(self.candidates))
-        vectored = self.has_vector if new.vector is not None else np.zeros_like(self.has_vector)
-        if vectored.any():
-            sims[vectored] = (self.vectors @ new.vector)[vectored[self.has_vector]]
-        for j in np.flatnonzero(~vectored):
+        by_words = np.ones_like(self.has_vector)
+        if new.vector is not None:   # then self.vectors holds it too
+            sims[self.has_vector] = self.vectors @ new.vector
+            by_words = ~self.has_vector
+        for j in np.flatnonzero(by_words):
             sims[j] = _jaccard(self.candidates[j], new)
         np.maximum(self.value, sims, out=self.value)
         self.any_chosen = True

@@ -46,9 +46,10 @@ async def due_in(conn: psycopg.AsyncConnection) -> list[dict[str, Any]]:
     cur = await conn.execute(q("lexicon.namespaces"), {"max_age": DUE_MAX_AGE})
     out = []
     for row in await cur.fetchall():
-        # Unnamed, so planned for these values: a reused generic plan walks the seq index
-        # from `after` and filters by namespace, which for a small namespace beside a large
-        # one reads every later memory of the table (74 ms at 111k memories, every period).
+        # Unnamed, so planned for these values: the generic plan PostgreSQL switches a
+        # prepared statement to reads other namespaces' rows too (it walked the table-wide seq
+        # index before migration 0015, 74 ms at 111k memories every period; it scans the table
+        # since), where planned for the values it reads this namespace's new rows only.
         cur = await conn.execute(q("lexicon.new_since"), {
             "namespace": row["namespace"], "after": row["max_seq"] or 0, "cap": DUE_COUNT_CAP},
             prepare=False)

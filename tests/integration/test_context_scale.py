@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 
-import psycopg
 import pytest
-from psycopg.rows import dict_row
 
 from storage.base import Principal
 from storage.context_pack import count_tokens, dumps
 from storage.pg_search import CONTEXT_RECENT_DEPTH, search_gucs
 from storage.queries import q
+from tests.support.plans import explain_as_app, nodes, rows_read
 from tests.support.retrieval import WRITER, bulk_insert_memories, drain, embedder, open_backend
 
 __all__ = ["embedder"]
@@ -21,35 +20,19 @@ __all__ = ["embedder"]
 NS, OTHER = "ctx-big", "ctx-other"
 
 
-def _nodes(plan: dict):
-    yield plan
-    for child in plan.get("Plans", []):
-        yield from _nodes(child)
-
-
 @pytest.mark.parametrize("kinds", [None, ["DECISION"]])
 def test_context_without_a_query_reads_only_the_newest_memories(db_conn, db_dsn, kinds):
     bulk_insert_memories(db_conn, NS, 6000)
     bulk_insert_memories(db_conn, OTHER, 3000)
     db_conn.execute("ANALYZE memories")
-    with psycopg.connect(db_dsn, row_factory=dict_row) as conn:
-        conn.execute("SET ROLE memhub_app")        # as the server reads: RLS, its settings
-        with conn.transaction():
-            conn.execute("SELECT set_config('memhub.namespaces', %s, true)", [NS])
-            for name, value in search_gucs(100).items():
-                conn.execute("SELECT set_config(%s, %s, true)", [name, value])
-            plan = conn.execute(
-                "EXPLAIN (ANALYZE, FORMAT JSON) " + q("search.context_recent"),
-                {"namespace": NS, "kinds": kinds, "depth": CONTEXT_RECENT_DEPTH},
-            ).fetchone()["QUERY PLAN"][0]["Plan"]
-    nodes = list(_nodes(plan))
-    assert not [n for n in nodes if n["Node Type"] in ("Sort", "Incremental Sort")], \
+    plan = explain_as_app(db_dsn, NS, q("search.context_recent"),   # as the server reads
+                          {"namespace": NS, "kinds": kinds, "depth": CONTEXT_RECENT_DEPTH},
+                          search_gucs(100))
+    assert not [n for n in nodes(plan) if n["Node Type"] in ("Sort", "Incremental Sort")], \
         json.dumps(plan, indent=1)
-    read = sum(n["Actual Rows"] + n.get("Rows Removed by Filter", 0)
-               for n in nodes if n.get("Relation Name") == "memories")
     # Every third memory is a DECISION: reading 900 for 300 of them is the index's order at
     # work; without it the namespace's 6,000 are read and sorted.
-    assert read <= 3 * CONTEXT_RECENT_DEPTH, json.dumps(plan, indent=1)
+    assert rows_read(plan) <= 3 * CONTEXT_RECENT_DEPTH, json.dumps(plan, indent=1)
 
 
 async def test_context_without_a_query_serves_the_most_recently_written_first(settings, db_conn):

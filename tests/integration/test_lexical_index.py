@@ -30,6 +30,7 @@ from storage.pg_search import (
     search_gucs,
 )
 from storage.queries import q
+from tests.support.plans import nodes
 
 NS, OTHER = "big-proj", "other-proj"
 WORDS = ["ledger", "webhook", "redis", "kafka", "invoice", "tenant", "canary", "nightly"]
@@ -149,17 +150,17 @@ def test_the_lexical_leg_uses_its_gin_index_under_rls(corpus, db_dsn, candidates
                    warm_up=warm_up)
     assert rows
     bodies = [text.split("plan:", 1)[1].strip() for text in plans if "plan:" in text]
-    nodes = [node for body in bodies if body.startswith("{")
-             for node in _nodes(json.loads(body)["Plan"])]
+    read = [node for body in bodies if body.startswith("{")
+            for node in nodes(json.loads(body)["Plan"])]
     # Every read of memories goes through the index with the words as its condition; none
     # tests @@ as a filter on every row of the namespace. (A candidate looked up by its id may
     # test @@ on that one row, and the rows the index found are tested with the exact words.)
-    filtered = [n for n in nodes if n.get("Relation Name") == "memories"
+    filtered = [n for n in read if n.get("Relation Name") == "memories"
                 and "@@" in n.get("Filter", "") and "(id = " not in n.get("Index Cond", "")
                 and "search_ns_tsv" not in n.get("Recheck Cond", "")]
     assert not filtered, [(n.get("Node Type"), n.get("Index Cond"), n.get("Recheck Cond"))
                           for n in filtered]
-    indexed = [n for n in nodes if n.get("Index Name") == "memories_ns_lexemes"
+    indexed = [n for n in read if n.get("Index Name") == "memories_ns_lexemes"
                and "@@" in n.get("Index Cond", "")]
     assert indexed, plans
 
@@ -169,12 +170,6 @@ def _matches(corpus, words: list[str]) -> dict:
     contents = corpus.execute(
         "SELECT id, content FROM memories WHERE namespace = %s", [NS]).fetchall()
     return {r[0]: sum(w in r[1].split() for w in words) for r in contents}
-
-
-def _nodes(node: dict):
-    yield node
-    for child in node.get("Plans", []):
-        yield from _nodes(child)
 
 
 def test_the_lexical_leg_returns_what_its_rule_says(corpus, db_dsn):

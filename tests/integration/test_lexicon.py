@@ -13,6 +13,7 @@ import pytest
 from storage import lexicon
 from storage.base import Principal
 from tests.conftest import WEB_TOKEN, make_settings
+from tests.support.plans import nodes
 from tests.support.retrieval import WRITER, bulk_insert_memories, open_backend, owner_execute
 from tests.support.server import thread_server
 
@@ -128,9 +129,8 @@ def test_the_due_check_reads_only_each_namespaces_own_new_memories(db_conn, db_d
         bodies = [text.split("plan:", 1)[1].strip() for text in notices if "plan:" in text]
         return [json.loads(body) for body in bodies if body.startswith("{")]
 
-    def removed(node: dict) -> int:
-        return node.get("Rows Removed by Filter", 0) + sum(
-            removed(child) for child in node.get("Plans", []))
+    def removed(plan: dict) -> int:
+        return sum(n.get("Rows Removed by Filter", 0) for n in nodes(plan))
 
     counts = [p for p in asyncio.run(plans_of_the_check()) if "AS new" in p["Query Text"]]
     assert len(counts) == 2                                  # one per namespace

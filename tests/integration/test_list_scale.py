@@ -8,21 +8,14 @@ from __future__ import annotations
 
 import json
 
-import psycopg
 import pytest
-from psycopg.rows import dict_row
 
 from storage.queries import q
+from tests.support.plans import explain_as_app, rows_read
 from tests.support.retrieval import bulk_insert_memories
 
 OLD, NEW = "list-old", "list-new"
 OLD_SIZE = 1000
-
-
-def _nodes(plan: dict):
-    yield plan
-    for child in plan.get("Plans", []):
-        yield from _nodes(child)
 
 
 @pytest.mark.parametrize(("statement", "extra"), [
@@ -38,12 +31,5 @@ def test_a_namespace_written_before_a_larger_one_lists_from_its_own_rows(db_conn
     db_conn.execute("ANALYZE memories")
     params = {"namespace": OLD, "kind": None, "tag": None, "include_quarantined": False,
               "after_seq": None, "limit": 20, **extra}
-    with psycopg.connect(db_dsn, row_factory=dict_row) as conn:
-        conn.execute("SET ROLE memhub_app")               # as the server reads: RLS, scope
-        with conn.transaction():
-            conn.execute("SELECT set_config('memhub.namespaces', %s, true)", [OLD])
-            plan = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + q(statement),
-                                params).fetchone()["QUERY PLAN"][0]["Plan"]
-    read = sum(n["Actual Rows"] + n.get("Rows Removed by Filter", 0)
-               for n in _nodes(plan) if n.get("Relation Name") == "memories")
-    assert read <= OLD_SIZE, json.dumps(plan, indent=1)   # never the other namespace's rows
+    plan = explain_as_app(db_dsn, OLD, q(statement), params)   # as the server reads
+    assert rows_read(plan) <= OLD_SIZE, json.dumps(plan, indent=1)   # never the other's rows
