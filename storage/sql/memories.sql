@@ -115,7 +115,8 @@ RETURNING *;
 SELECT * FROM live_memories
  WHERE namespace = %(namespace)s
    AND (%(kind)s::text IS NULL OR kind = %(kind)s)
-   AND (%(tag)s::text IS NULL OR tags @> ARRAY[%(tag)s::text])
+   AND (%(tag)s::text IS NULL
+        OR tag_ns_tsv @@ memhub_tag_gate(%(namespace)s, ARRAY[%(tag)s::text]))
    AND (%(include_quarantined)s OR NOT quarantined)
    AND (%(after_seq)s::bigint IS NULL OR seq < %(after_seq)s)
  ORDER BY seq DESC
@@ -132,7 +133,8 @@ SELECT *, (status = 'ACTIVE' AND expires_at <= now()) IS TRUE AS past_expiry
                                          OR (status = 'ACTIVE' AND expires_at <= now())))
         OR (%(status)s <> 'EXPIRED' AND status = %(status)s))
    AND (%(kind)s::text IS NULL OR kind = %(kind)s)
-   AND (%(tag)s::text IS NULL OR tags @> ARRAY[%(tag)s::text])
+   AND (%(tag)s::text IS NULL
+        OR tag_ns_tsv @@ memhub_tag_gate(%(namespace)s, ARRAY[%(tag)s::text]))
    AND (%(include_quarantined)s OR NOT quarantined)
    AND (%(after_seq)s::bigint IS NULL OR seq < %(after_seq)s)
  ORDER BY seq DESC

@@ -61,7 +61,8 @@ SELECT id, matched, rank
             AND r.search_ns_tsv @@ %(rare_index)s::tsquery
             AND r.search_tsv @@ %(rare)s::tsquery  -- the index form is a superset (0011)
             AND (%(kinds)s::text[] IS NULL OR r.kind = ANY (%(kinds)s::text[]))
-            AND (%(tags)s::text[] IS NULL OR r.tags @> %(tags)s::text[])
+            AND (%(tags)s::text[] IS NULL
+                 OR r.tag_ns_tsv @@ memhub_tag_gate(%(namespace)s, %(tags)s::text[]))
           LIMIT %(take)s)
         UNION ALL
         -- Each candidate read once: a memory holding a rare word came from the first branch.
@@ -123,7 +124,8 @@ SELECT id, distance
        AND e.model = %(model)s
        AND NOT m.quarantined
        AND (%(kinds)s::text[] IS NULL OR m.kind = ANY (%(kinds)s::text[]))
-       AND (%(tags)s::text[] IS NULL OR m.tags @> %(tags)s::text[])
+       AND (%(tags)s::text[] IS NULL
+            OR m.tag_ns_tsv @@ memhub_tag_gate(%(namespace)s, %(tags)s::text[]))
      ORDER BY e.embedding <=> %(embedding)s
      LIMIT %(depth)s
   ) nearest

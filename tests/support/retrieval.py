@@ -3,8 +3,10 @@ database, and a bounded drain of the embedding queue (the worker's own code, no 
 
 from __future__ import annotations
 
+import json
 import os
 import time
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 
 import psycopg
@@ -65,17 +67,22 @@ def owner_execute(dsn: str, sql: str, params=None):
         return cur.fetchall() if cur.description else None
 
 
-def bulk_insert_memories(conn: psycopg.Connection, namespace: str, count: int) -> None:
+def bulk_insert_memories(conn: psycopg.Connection, namespace: str, count: int,
+                         tags: Callable[[int], list[str]] | None = None) -> None:
     """`count` ACTIVE memories straight into the table as the owner, each with its revision
     (one transaction: each memory must mirror its revision by COMMIT). For tests about plans
-    at a size that writing through the API would make slow."""
+    at a size that writing through the API would make slow. `tags(i)`: the tags of the i-th
+    (1-based; none by default)."""
+    tag_lists = [tags(i) if tags else [] for i in range(1, count + 1)]
     with conn.transaction():
         conn.execute(
             "INSERT INTO memories (namespace, kind, title, content, tags, content_hash,"
             " author_client) SELECT %(ns)s, (ARRAY['DECISION','FACT','NOTE'])[1 + i %% 3],"
-            " 'note ' || i, 'ledger entry ' || i, '{}', decode(md5(%(ns)s || i), 'hex'),"
+            " 'note ' || i, 'ledger entry ' || i,"
+            " ARRAY(SELECT jsonb_array_elements_text(%(tags)s::jsonb -> (i - 1)::int)),"
+            " decode(md5(%(ns)s || i), 'hex'),"
             " 'test' FROM generate_series(1, %(n)s) AS i",
-            {"ns": namespace, "n": count})
+            {"ns": namespace, "n": count, "tags": json.dumps(tag_lists)})
         conn.execute(
             "INSERT INTO memory_revisions (memory_id, namespace, revision, title, content, tags,"
             " author_client) SELECT id, namespace, 1, title, content, tags, author_client"
