@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from config import Settings
+from storage.lru import LRU
 from storage.quantized_model import quantized_copy
 
 logger = logging.getLogger(__name__)
@@ -115,39 +115,6 @@ def _truncate(model: Any, max_tokens: int) -> None:
         tokenizer.enable_truncation(max_length=max_tokens)
 
 
-class QueryCache:
-    """A bounded, thread-safe LRU of query text -> vector (queries repeat; the model costs ms)."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._items: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
-
-    def get(self, key: str) -> np.ndarray | None:
-        with self._lock:
-            value = self._items.get(key)
-            if value is None:
-                self.misses += 1
-                return None
-            self._items.move_to_end(key)
-            self.hits += 1
-            return value
-
-    def put(self, key: str, value: np.ndarray) -> None:
-        if self.size <= 0:
-            return
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-
 class Embedder:
     """One model per process. Thread-safe: onnxruntime sessions may run concurrently."""
 
@@ -157,7 +124,7 @@ class Embedder:
         # shipped, so the query model's quantization (MEMHUB_QUERY_QUANTIZE) is not part of it.
         self.model_name = settings.embed_model
         self.dim = settings.embed_dim
-        self.cache = QueryCache(settings.query_cache_size)
+        self.cache: LRU[str, np.ndarray] = LRU(settings.query_cache_size)  # queries repeat
         self._model: Any = None  # memories
         self._query_model: Any = None  # queries: the same model, or its 8-bit copy
         self._query_model_state: str | None = None

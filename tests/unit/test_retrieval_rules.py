@@ -11,8 +11,8 @@ import pytest
 from errors import InvalidInput
 from storage import base_search as bs
 from storage.context_pack import Candidate, count_tokens, dumps, knapsack, pack
-from storage.embedder import QueryCache
 from storage.fusion import rrf
+from storage.lru import LRU
 
 
 def test_rrf_fuses_ranks_not_scores():
@@ -164,8 +164,27 @@ def test_the_tokenizer_loads_its_encoding_without_the_network(monkeypatch, tmp_p
         "JWTs are signed by authd")
 
 
+def test_a_candidates_tokens_are_counted_once_and_as_the_tokenizer_counts(monkeypatch):
+    """memory_context counts each candidate's JSON; the same memories come back call after
+    call, so a count is kept by the JSON's digest. The second packing of the same candidates
+    encodes nothing but the packed list; a changed memory is counted anew."""
+    from storage import context_pack
+
+    encoded = []
+    monkeypatch.setattr(context_pack, "_COUNTS", LRU(100))
+    monkeypatch.setattr(context_pack, "count_tokens",
+                        lambda text: encoded.append(text) or count_tokens(text))
+    first = [_candidate(i, "FACT", 1.0) for i in range(5)]
+    assert [c.tokens for c in first] == [count_tokens(dumps(c.item)) for c in first]
+    assert len(encoded) == 5
+    again = [_candidate(i, "FACT", 1.0) for i in range(5)]
+    assert [c.tokens for c in again] == [c.tokens for c in first] and len(encoded) == 5
+    revised = _candidate(0, "FACT", 1.0, words="memory number 0, revised with more words")
+    assert revised.tokens == count_tokens(dumps(revised.item)) and len(encoded) == 6
+
+
 def test_the_query_cache_is_a_bounded_lru():
-    cache = QueryCache(2)
+    cache = LRU(2)
     for key in ("a", "b"):
         cache.put(key, np.zeros(1))
     assert cache.get("a") is not None  # "a" is now the most recent
