@@ -144,7 +144,8 @@ class SearchStore:
                 vector, degraded = await embedding
                 ranked = await self._ranked(conn, namespace, query, vector, "hybrid", kinds,
                                             None, CONTEXT_DEPTH, lexical)
-                found = await self._materialise(conn, namespace, ranked)
+                found = await self._materialise(conn, namespace, ranked,
+                                                "search.fetch_live_context")
                 top = max((r["score"] for r in found), default=1.0)
                 scored = [(r["row"], r["score"] / top) for r in found]
             else:
@@ -312,11 +313,12 @@ class SearchStore:
         return [r["id"] for r in rows]
 
     async def _materialise(
-        self, conn: psycopg.AsyncConnection, namespace: str, ranked: list[dict[str, Any]]
+        self, conn: psycopg.AsyncConnection, namespace: str, ranked: list[dict[str, Any]],
+        statement: str = "search.fetch_live",
     ) -> list[dict[str, Any]]:
         if not ranked:
             return []
-        cur = await conn.execute(q("search.fetch_live"), {
+        cur = await conn.execute(q(statement), {
             "ids": [r["id"] for r in ranked], "namespace": namespace})
         rows = {row["id"]: row for row in await cur.fetchall()}
         return [{**r, "row": rows[r["id"]]} for r in ranked if r["id"] in rows]

@@ -140,9 +140,19 @@ SELECT m.*
    AND m.namespace = %(namespace)s
    AND NOT m.quarantined;
 
+-- name: fetch_live_context
+-- fetch_live for memory_context: only what it sends (as context_recent).
+SELECT m.id, m.kind, m.current_revision, m.title, m.content
+  FROM live_memories m
+ WHERE m.id = ANY (%(ids)s::uuid[])
+   AND m.namespace = %(namespace)s
+   AND NOT m.quarantined;
+
 -- name: context_recent
--- memory_context without a query: the live memories of the namespace, newest first.
-SELECT m.*
+-- memory_context without a query: the live memories of the namespace, newest first. Only what
+-- it sends (storage/pg_search.context_item): the stored tsvectors were half the cost of reading
+-- 300 rows (8.5 -> 4 ms at 100k).
+SELECT m.id, m.kind, m.current_revision, m.title, m.content
   FROM live_memories m
  WHERE m.namespace = %(namespace)s
    AND NOT m.quarantined
