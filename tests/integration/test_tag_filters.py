@@ -152,3 +152,16 @@ def test_the_tags_column_is_keyed_as_the_words_are(db_conn):
     for lexemes, tags, key, gated in rows:
         assert sorted(lexemes) == sorted(key + t for t in tags)
         assert gated
+
+
+async def test_a_revision_that_changes_the_tags_moves_the_memory_between_filters(settings):
+    async with open_backend(settings, None) as backend:
+        written = await backend.remember(WRITER, NS, kind="FACT", tags=["before", "kept"],
+                                         content="The ledger rounds half to even.")
+        memory_id = written["memory"]["id"]
+        await backend.revise(WRITER, NS, memory_id, 1, tags=["after", "kept"])
+        for tag, expected in (("before", set()), ("after", {memory_id}), ("kept", {memory_id})):
+            listed = await backend.list_memories(WRITER, NS, tag=tag)
+            assert {m["id"] for m in listed["memories"]} == expected
+            found = await backend.search(WRITER, NS, "ledger", tags=[tag], mode="lexical")
+            assert {r["memory"]["id"] for r in found["results"]} == expected
