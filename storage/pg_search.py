@@ -140,28 +140,27 @@ class SearchStore:
         model = self.embedder.model_name if self.embedder is not None else ""
 
         async def read(conn: psycopg.AsyncConnection):
+            # Rows and vectors in one read, binary: 300 vectors parsed from their text form
+            # cost ~30 ms of Python. No vectors while degraded (word overlap instead).
             if query is not None:
                 vector, degraded = await embedding
                 ranked = await self._ranked(conn, namespace, query, vector, "hybrid", kinds,
                                             None, CONTEXT_DEPTH, lexical)
                 found = await self._materialise(conn, namespace, ranked,
-                                                "search.fetch_live_context")
+                                                "search.fetch_live_context",
+                                                model="" if degraded else model)
                 top = max((r["score"] for r in found), default=1.0)
                 scored = [(r["row"], r["score"] / top) for r in found]
             else:
                 degraded = not self._model_ready()
                 cur = await conn.execute(q("search.context_recent"), {
-                    "namespace": namespace, "kinds": kinds, "depth": CONTEXT_RECENT_DEPTH})
+                    "namespace": namespace, "kinds": kinds, "depth": CONTEXT_RECENT_DEPTH,
+                    "model": "" if degraded else model}, binary=True)
                 rows = await cur.fetchall()
                 # Newer is more useful, gently: the 300th memory still counts for something.
                 scored = [(row, 1.0 / (1.0 + i / 25)) for i, row in enumerate(rows)]
-            vectors: dict[Any, Any] = {}
-            if scored and not degraded:
-                # Binary: 300 vectors parsed from their text form cost ~30 ms of Python.
-                cur = await conn.execute(q("search.vectors_for"), {
-                    "ids": [row["id"] for row, _ in scored], "namespace": namespace,
-                    "model": model}, binary=True)
-                vectors = {r["id"]: r["embedding"] for r in await cur.fetchall()}
+            vectors = {row["id"]: row["embedding"] for row, _ in scored
+                       if row["embedding"] is not None}
             return scored, vectors, degraded
 
         scored, vectors, degraded = await self._read_beside(namespace, read, lexical, embedding)
@@ -314,12 +313,16 @@ class SearchStore:
 
     async def _materialise(
         self, conn: psycopg.AsyncConnection, namespace: str, ranked: list[dict[str, Any]],
-        statement: str = "search.fetch_live",
+        statement: str = "search.fetch_live", model: str | None = None,
     ) -> list[dict[str, Any]]:
+        """The ranked rows re-read through stage 0; `model` (memory_context's statement): with
+        each memory's current vector of that model, read in binary."""
         if not ranked:
             return []
-        cur = await conn.execute(q(statement), {
-            "ids": [r["id"] for r in ranked], "namespace": namespace})
+        params = {"ids": [r["id"] for r in ranked], "namespace": namespace}
+        if model is not None:
+            params["model"] = model
+        cur = await conn.execute(q(statement), params, binary=model is not None)
         rows = {row["id"]: row for row in await cur.fetchall()}
         return [{**r, "row": rows[r["id"]]} for r in ranked if r["id"] in rows]
 

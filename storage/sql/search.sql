@@ -141,30 +141,30 @@ SELECT m.*
    AND NOT m.quarantined;
 
 -- name: fetch_live_context
--- fetch_live for memory_context: only what it sends (as context_recent).
-SELECT m.id, m.kind, m.current_revision, m.title, m.content
+-- fetch_live for memory_context: only what it sends (as context_recent), and each memory's
+-- current vector of the configured model for MMR's similarity (NULL without one; %(model)s is
+-- '' when no model is loaded).
+SELECT m.id, m.kind, m.current_revision, m.title, m.content, e.embedding
   FROM live_memories m
+  LEFT JOIN memory_embeddings e
+         ON e.memory_id = m.id AND e.revision = m.current_revision
+        AND e.namespace = %(namespace)s AND e.model = %(model)s
  WHERE m.id = ANY (%(ids)s::uuid[])
    AND m.namespace = %(namespace)s
    AND NOT m.quarantined;
 
 -- name: context_recent
--- memory_context without a query: the live memories of the namespace, newest first. Only what
--- it sends (storage/pg_search.context_item): the stored tsvectors were half the cost of reading
--- 300 rows (8.5 -> 4 ms at 100k).
-SELECT m.id, m.kind, m.current_revision, m.title, m.content
+-- memory_context without a query: the live memories of the namespace, newest first, with
+-- their current vectors (as fetch_live_context). Only what it sends
+-- (storage/pg_search.context_item): the stored tsvectors were half the cost of reading 300
+-- rows (8.5 -> 4 ms at 100k).
+SELECT m.id, m.kind, m.current_revision, m.title, m.content, e.embedding
   FROM live_memories m
+  LEFT JOIN memory_embeddings e
+         ON e.memory_id = m.id AND e.revision = m.current_revision
+        AND e.namespace = %(namespace)s AND e.model = %(model)s
  WHERE m.namespace = %(namespace)s
    AND NOT m.quarantined
    AND (%(kinds)s::text[] IS NULL OR m.kind = ANY (%(kinds)s::text[]))
  ORDER BY m.updated_at DESC, m.seq DESC
  LIMIT %(depth)s;
-
--- name: vectors_for
--- Current vectors of the configured model, for MMR's similarity.
-SELECT e.memory_id AS id, e.embedding
-  FROM memory_embeddings e
-  JOIN live_memories m ON m.id = e.memory_id AND m.current_revision = e.revision
- WHERE e.memory_id = ANY (%(ids)s::uuid[])
-   AND e.namespace = %(namespace)s
-   AND e.model = %(model)s;

@@ -26,7 +26,8 @@ def test_context_without_a_query_reads_only_the_newest_memories(db_conn, db_dsn,
     bulk_insert_memories(db_conn, OTHER, 3000)
     db_conn.execute("ANALYZE memories")
     plan = explain_as_app(db_dsn, NS, q("search.context_recent"),   # as the server reads
-                          {"namespace": NS, "kinds": kinds, "depth": CONTEXT_RECENT_DEPTH},
+                          {"namespace": NS, "kinds": kinds, "depth": CONTEXT_RECENT_DEPTH,
+                           "model": "m"},
                           search_gucs(100))
     assert not [n for n in nodes(plan) if n["Node Type"] in ("Sort", "Incremental Sort")], \
         json.dumps(plan, indent=1)
