@@ -2,6 +2,11 @@
 
 Serialised by a PostgreSQL advisory lock so two processes starting together cannot both apply
 the same file; the second waits, then finds it recorded in `schema_migrations` and skips it.
+
+A migration that rewrites a table names it in a line `-- memhub: vacuum <table>`; the table is
+vacuumed once the migration has committed (VACUUM cannot run inside a transaction). A rewrite
+leaves the table's visibility map empty, and autovacuum only returns after enough new writes:
+until then every index-only scan (the counts of `stats`) reads the heap as well.
 """
 
 from __future__ import annotations
@@ -11,12 +16,14 @@ import re
 from pathlib import Path
 
 import psycopg
+from psycopg import sql
 
 logger = logging.getLogger(__name__)
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 _LOCK_KEY = 0x6D656D687562  # "memhub"
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+_VACUUM = re.compile(r"^-- memhub: vacuum ([a-z_]+)\s*$", re.MULTILINE)
 
 
 def migration_files(directory: Path = MIGRATIONS_DIR) -> list[tuple[str, str, Path]]:
@@ -47,14 +54,17 @@ def apply_migrations(dsn: str, directory: Path = MIGRATIONS_DIR) -> list[str]:
             for version, name, path in migration_files(directory):
                 if version in done:
                     continue
+                text = path.read_text()
                 with conn.transaction():
-                    conn.execute(path.read_text())
+                    conn.execute(text)
                     conn.execute(
                         "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
                         [version, name],
                     )
                 logger.info("migration applied", extra={"version": version, "migration": name})
                 applied_now.append(version)
+                for table in _VACUUM.findall(text):
+                    conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(table)))
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", [_LOCK_KEY])
     return applied_now

@@ -1,9 +1,11 @@
+import shutil
 import threading
 
 import psycopg
 
 from storage.migrate import apply_migrations, migration_files
 from tests.support import db
+from tests.support.retrieval import bulk_insert_memories
 
 
 def _schema_fingerprint(dsn: str) -> list[tuple]:
@@ -64,3 +66,29 @@ def test_two_processes_migrating_together_apply_each_file_once(admin_dsn):
 def test_first_migration_creates_vector_extension_and_token_table(db_conn):
     assert db_conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
     assert db_conn.execute("SELECT to_regclass('api_tokens')").fetchone()[0] == "api_tokens"
+
+
+def test_a_migration_that_rewrites_memories_leaves_them_vacuumed(admin_dsn, tmp_path):
+    """0016 rewrites `memories` (a generated column added); the runner vacuums the table after
+    it, so index-only scans (stats' counts) do not read the heap until autovacuum returns."""
+    name = f"memhub_mig_vacuum_{id(object())}"
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    dsn = db.with_db(admin_dsn, name)
+    before = tmp_path / "before"
+    before.mkdir()
+    for version, _, path in migration_files():
+        if version < "0016":
+            shutil.copy(path, before / path.name)
+    try:
+        apply_migrations(dsn, before)
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            bulk_insert_memories(conn, "vacuumed", 2000)
+        assert "0016" in apply_migrations(dsn)
+        with psycopg.connect(dsn) as conn:
+            visible, pages = conn.execute(
+                "SELECT relallvisible, relpages FROM pg_class WHERE relname = 'memories'"
+            ).fetchone()
+        assert pages > 0 and visible == pages
+    finally:
+        db.drop(admin_dsn, name)
