@@ -64,7 +64,13 @@ def apply_migrations(dsn: str, directory: Path = MIGRATIONS_DIR) -> list[str]:
                 logger.info("migration applied", extra={"version": version, "migration": name})
                 applied_now.append(version)
                 for table in _VACUUM.findall(text):
-                    conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(table)))
+                    try:
+                        conn.execute(
+                            sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(table)))
+                    except psycopg.Error as exc:  # only speed is lost, until autovacuum
+                        logger.warning("vacuum after migration failed",
+                                       extra={"version": version, "table": table,
+                                              "reason": type(exc).__name__})
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", [_LOCK_KEY])
     return applied_now
