@@ -20,8 +20,8 @@
 --
 -- The key is written out (not memhub_ns_key) for the reason 0011 gives: the column is computed
 -- with search_path = pg_catalog when the table is rewritten; the gate does the same so the two
--- cannot drift apart. A tag longer than 2,000 bytes
--- (the API allows 64 characters) is left out of the column rather than fail the write.
+-- cannot drift apart. A tag longer than 2,000 bytes (the API allows 64 characters) is left out
+-- of the column rather than fail the write.
 CREATE FUNCTION memhub_ns_tags(ns text, tags text[]) RETURNS tsvector
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
     SELECT array_to_tsvector(coalesce(array_agg(k.key || t.tag), '{}'))
