@@ -166,8 +166,8 @@ def test_the_tokenizer_loads_its_encoding_without_the_network(monkeypatch, tmp_p
 
 def test_a_candidates_tokens_are_counted_once_and_as_the_tokenizer_counts(monkeypatch):
     """memory_context counts each candidate's JSON; the same memories come back call after
-    call, so a count is kept by the JSON's digest. The second packing of the same candidates
-    encodes nothing but the packed list; a changed memory is counted anew."""
+    call, so a count is kept by the JSON's digest. Candidates made again from the same
+    memories encode nothing; a changed memory is counted anew."""
     from storage import context_pack
 
     encoded = []
