@@ -147,8 +147,7 @@ class SearchStore:
                 ranked = await self._ranked(conn, namespace, query, vector, "hybrid", kinds,
                                             None, CONTEXT_DEPTH, lexical)
                 found = await self._materialise(conn, namespace, ranked,
-                                                "search.fetch_live_context",
-                                                model="" if degraded else model)
+                                                vectors_of="" if degraded else model)
                 top = max((r["score"] for r in found), default=1.0)
                 scored = [(r["row"], r["score"] / top) for r in found]
             else:
@@ -313,16 +312,19 @@ class SearchStore:
 
     async def _materialise(
         self, conn: psycopg.AsyncConnection, namespace: str, ranked: list[dict[str, Any]],
-        statement: str = "search.fetch_live", model: str | None = None,
+        vectors_of: str | None = None,
     ) -> list[dict[str, Any]]:
-        """The ranked rows re-read through stage 0; `model` (memory_context's statement): with
-        each memory's current vector of that model, read in binary."""
+        """The ranked rows re-read through stage 0: whole rows (memory_search), or, given
+        `vectors_of` (a model name), what memory_context sends with each memory's current
+        vector of that model, read in binary."""
         if not ranked:
             return []
         params = {"ids": [r["id"] for r in ranked], "namespace": namespace}
-        if model is not None:
-            params["model"] = model
-        cur = await conn.execute(q(statement), params, binary=model is not None)
+        if vectors_of is None:
+            cur = await conn.execute(q("search.fetch_live"), params)
+        else:
+            cur = await conn.execute(q("search.fetch_live_context"),
+                                     {**params, "model": vectors_of}, binary=True)
         rows = {row["id"]: row for row in await cur.fetchall()}
         return [{**r, "row": rows[r["id"]]} for r in ranked if r["id"] in rows]
 

@@ -49,6 +49,17 @@ def db_dsn(admin_dsn: str, template_db: str):
         db.drop(admin_dsn, name)
 
 
+@pytest.fixture(scope="module")
+def module_dsn(admin_dsn: str, template_db: str):
+    """A fresh, migrated database shared by one module's tests (a world built once, read by
+    many tests)."""
+    name = db.clone(admin_dsn, template_db)
+    try:
+        yield db.with_db(admin_dsn, name)
+    finally:
+        db.drop(admin_dsn, name)
+
+
 @pytest.fixture
 def db_conn(db_dsn: str):
     """An owner (superuser) connection to the test database, for arranging and inspecting."""

@@ -13,7 +13,6 @@ import pytest
 
 from scripts.eval_retrieval import BASELINE, MARGIN, MODES, TYPES, evaluate_all, prepare
 from tests.conftest import make_settings
-from tests.support import db
 from tests.support.retrieval import embedder
 
 __all__ = ["embedder"]
@@ -24,18 +23,13 @@ GATED = ("ndcg@10", "recall@10", "mrr", "abstain")
 
 
 @pytest.fixture(scope="module")
-async def results(admin_dsn, template_db, embedder, tmp_path_factory):
-    name = db.clone(admin_dsn, template_db)
-    dsn = db.with_db(admin_dsn, name)
+async def results(module_dsn, embedder, tmp_path_factory):
+    settings = make_settings(module_dsn, tmp_path_factory.mktemp("eval"))
+    env = await prepare(module_dsn, settings)
     try:
-        settings = make_settings(dsn, tmp_path_factory.mktemp("eval"))
-        env = await prepare(dsn, settings)
-        try:
-            yield await evaluate_all(env)
-        finally:
-            await env.backend.close()
+        yield await evaluate_all(env)
     finally:
-        db.drop(admin_dsn, name)
+        await env.backend.close()
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ import pytest
 
 from storage.base import Principal
 from tests.conftest import make_settings
-from tests.support import db
 from tests.support.retrieval import WRITER, drain, embedder, open_backend, owner_execute
 
 __all__ = ["embedder"]
@@ -23,15 +22,6 @@ NEW_QUEUE = ("The job queue runs on PostgreSQL with FOR UPDATE SKIP LOCKED; Redi
              "from the stack.")
 DELETED = "Redis queue credentials rotate monthly; the Redis queue password lives in Vault."
 EXPIRED = "Temporary: the Redis queue is paused during the Redis 7 upgrade window."
-
-
-@pytest.fixture(scope="module")
-def module_dsn(admin_dsn, template_db):
-    name = db.clone(admin_dsn, template_db)
-    try:
-        yield db.with_db(admin_dsn, name)
-    finally:
-        db.drop(admin_dsn, name)
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,6 @@ import pytest
 from storage.pg_search import search_gucs
 from storage.queries import q
 from tests.conftest import make_settings
-from tests.support import db
 from tests.support.plans import explain_as_app, rows_read
 from tests.support.retrieval import (
     WRITER,
@@ -39,15 +38,6 @@ COUNT = 60
 def _tagging(seed: int) -> list[list[str]]:
     rng = random.Random(seed)
     return [rng.sample(TAGS, rng.randint(0, 3)) for _ in range(COUNT)]
-
-
-@pytest.fixture(scope="module")
-def module_dsn(admin_dsn, template_db):
-    name = db.clone(admin_dsn, template_db)
-    try:
-        yield db.with_db(admin_dsn, name)
-    finally:
-        db.drop(admin_dsn, name)
 
 
 @pytest.fixture(scope="module")
