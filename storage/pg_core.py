@@ -81,6 +81,21 @@ async def check_unless_quiet(conn: psycopg.AsyncConnection) -> None:
     await AsyncConnectionPool.check_connection(conn)
 
 
+async def retry_once_if_disconnected(attempt: Callable[[], Awaitable[T]], *,
+                                     retry_safe: bool) -> T:
+    """`attempt()`, once more if it failed on a lost connection and may be repeated (a read, or
+    a write with an idempotency key). A connection can die unnoticed just before checkout: a
+    backend terminated a moment ago has not yet said so on its socket, so check_unless_quiet
+    lets it through; the second attempt gets the pool's check again, or a new connection."""
+    try:
+        return await attempt()
+    except (Retryable, UnknownOutcome) as err:
+        if not (retry_safe and err.__cause__ is not None and is_disconnect(err.__cause__)):
+            raise
+        logger.warning("retrying after a lost connection", extra={"code": err.code})
+    return await attempt()
+
+
 class PgCore:
     def __init__(self, settings: Settings, dsn: str) -> None:
         self.settings = settings
@@ -162,22 +177,12 @@ class PgCore:
         returns the stored answer). Nothing else is retried: a write without a key that hit
         a disconnect surfaces RETRYABLE or UNKNOWN_OUTCOME to the caller.
         """
-        attempts = 2 if retry_safe else 1
-        for attempt in range(1, attempts + 1):
-            try:
-                async with self._tx(namespaces, gucs) as conn:
-                    result = await fn(conn)
-                return result
-            except (Retryable, UnknownOutcome) as err:
-                cause = err.__cause__
-                if attempt < attempts and cause is not None and is_disconnect(cause):
-                    logger.warning(
-                        "retrying after a lost connection",
-                        extra={"code": err.code, "attempt": attempt},
-                    )
-                    continue
-                raise
-        raise AssertionError("unreachable")
+        async def attempt() -> T:
+            async with self._tx(namespaces, gucs) as conn:
+                result = await fn(conn)
+            return result
+
+        return await retry_once_if_disconnected(attempt, retry_safe=retry_safe)
 
     # --- tokens ---------------------------------------------------------------------------
     async def authenticate(self, token: str) -> Principal | None:
@@ -188,12 +193,18 @@ class PgCore:
         # Every /mcp request passes here: one autocommit round trip, no transaction (the
         # tokens table is not tenant data, so no RLS scope is needed). No cache: a rotated or
         # revoked token must stop working at once, in every process.
-        try:
-            async with self.pool.connection() as conn:
-                cur = await conn.execute(q("tokens.find_active_by_hash"), {"token_hash": digest})
-                row = await cur.fetchone()
-        except (psycopg.Error, PoolTimeout) as exc:
-            raise translate(exc, committing=False) from exc
+        async def lookup() -> dict[str, Any] | None:
+            try:
+                async with self.pool.connection() as conn:
+                    cur = await conn.execute(q("tokens.find_active_by_hash"),
+                                             {"token_hash": digest})
+                    return await cur.fetchone()
+            except (psycopg.Error, PoolTimeout) as exc:
+                raise translate(exc, committing=False) from exc
+
+        # A read, so retried like the tools' reads: it is the first query of every request,
+        # the one that meets a connection whose backend died a moment ago.
+        row = await retry_once_if_disconnected(lookup, retry_safe=True)
         # The lookup is by an index on the hash; the final comparison is constant-time anyway
         # so no code path compares secret material byte by byte with early exit.
         if row is None or not hmac.compare_digest(bytes(row["token_hash"]), digest):
