@@ -5,6 +5,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fastmcp import Client
+from fastmcp.client.transports import StreamableHttpTransport
 
 from storage.embedded import EmbeddedPostgres
 from storage.migrate import apply_migrations
@@ -61,6 +63,26 @@ def test_mcp_accepts_the_token_in_the_query_string(server):
 def test_mcp_answers_at_exactly_slash_mcp_without_a_redirect(server):
     response = _initialize(server.mcp_url, headers={"Authorization": f"Bearer {WEB_TOKEN}"})
     assert response.status_code == 200 and not response.history
+
+
+@pytest.mark.parametrize("via", ["header", "query"])
+def test_mcp_with_a_trailing_slash_is_served_in_place_not_redirected(server, via):
+    # A pasted URL often ends in "/mcp/". A redirect would lose a ?token= (the gate strips it
+    # before routing) and would point at http:// behind a TLS proxy; the same endpoint answers.
+    if via == "header":
+        response = _initialize(f"{server.mcp_url}/",
+                               headers={"Authorization": f"Bearer {WEB_TOKEN}"})
+    else:
+        response = _initialize(f"{server.mcp_url}/?token={WEB_TOKEN}")
+    assert response.status_code == 200 and not response.history
+    assert response.json()["result"]["serverInfo"]["name"] == "memhub"
+
+
+async def test_a_real_mcp_client_with_the_token_in_a_trailing_slash_url_calls_a_tool(server):
+    transport = StreamableHttpTransport(f"{server.mcp_url}/?token={WEB_TOKEN}")
+    async with Client(transport, timeout=60) as client:
+        result = await client.call_tool("stats", {})
+    assert result.structured_content["surface"] == "web"
 
 
 async def test_a_real_mcp_client_completes_the_handshake_and_calls_stats(server):
