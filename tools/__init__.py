@@ -6,6 +6,7 @@ from fastmcp import FastMCP
 
 from tools.context import Runtime
 from tools.errors import ErrorMapping
+from tools.json_arguments import StringifiedArguments
 
 INSTRUCTIONS = (
     "memhub is this project's shared, versioned memory, shared by every AI client the "
@@ -29,7 +30,7 @@ def build_mcp(rt: Runtime) -> FastMCP:
         instructions=INSTRUCTIONS,
         version=rt.extras.get("version"),
         mask_error_details=True,
-        middleware=[ErrorMapping()],
+        middleware=[ErrorMapping(), StringifiedArguments()],
         on_duplicate="error",
     )
     for module_name in GROUPS:
