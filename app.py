@@ -29,7 +29,7 @@ from storage.postgres import PostgresBackend
 from tools import build_mcp
 from tools.body_limit import BodyLimit, mcp_body_limit
 from tools.context import Runtime
-from tools.mcp_path import McpPathSlash
+from tools.mcp_request import NormaliseMcpRequest
 
 logger = logging.getLogger("memhub")
 
@@ -176,7 +176,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Inside the gate: an unauthenticated oversized request is a 401, not a 413.
     app.add_middleware(BodyLimit, max_bytes=mcp_body_limit(settings.artifact_max_bytes))
     app.add_middleware(TokenGate, authenticate=_authenticator(rt), prefixes=("/mcp", "/artifact"))
-    app.add_middleware(McpPathSlash)
+    app.add_middleware(NormaliseMcpRequest)
     app.add_middleware(AccessLog)
     return app
 

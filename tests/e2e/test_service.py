@@ -85,6 +85,44 @@ async def test_a_real_mcp_client_with_the_token_in_a_trailing_slash_url_calls_a_
     assert result.structured_content["surface"] == "web"
 
 
+def _modern_tools_call(server, headers: dict[str, str]) -> tuple[int, dict]:
+    """A protocol 2026-07-28 tools/call of `stats`, headers sent byte for byte (http.client:
+    httpx refuses a header value with surrounding whitespace before sending it)."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "stats", "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}}}).encode()
+    url = urlsplit(server.mcp_url)
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+    conn.putrequest("POST", url.path)
+    for name, value in {"Authorization": f"Bearer {WEB_TOKEN}",
+                        "Content-Type": "application/json",
+                        "Accept": "application/json, text/event-stream",
+                        "MCP-Protocol-Version": "2026-07-28",
+                        "Content-Length": str(len(body)), **headers}.items():
+        conn.putheader(name, value)
+    conn.endheaders(body)
+    response = conn.getresponse()
+    try:
+        return response.status, json.loads(response.read())
+    finally:
+        conn.close()
+
+
+def test_mcp_header_values_are_read_without_surrounding_whitespace(server):
+    # RFC 9110 §5.5: a field value excludes its optional whitespace; uvicorn's parser keeps
+    # trailing whitespace, and the SDK's SEP-2243 check then refused a matching header.
+    status, answer = _modern_tools_call(server, {"Mcp-Method": " tools/call\t ",
+                                                 "Mcp-Name": "  stats  "})
+    assert status == 200 and answer["result"]["structuredContent"]["database"] == "ok"
+    status, answer = _modern_tools_call(server, {"Mcp-Method": "tools/call ",
+                                                 "Mcp-Name": "memory_get "})
+    assert (status, answer["error"]["code"]) == (400, -32020)  # a real mismatch still is one
+
+
 async def test_a_real_mcp_client_completes_the_handshake_and_calls_stats(server):
     async with server.client(WEB_TOKEN) as client:
         result = await client.call_tool("stats", {})
