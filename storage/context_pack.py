@@ -169,6 +169,9 @@ class Packed:
 def pack(candidates: Sequence[Candidate], budget: int) -> Packed:
     """Choose candidates for `budget` tokens of JSON (`[item, item, ...]`).
 
+    0. The most relevant candidate (the first of ties) goes in first whenever it fits: the
+       best match, or without a query the newest memory, is never left out for a kind's quota
+       or for two smaller items the knapsack would value more. Its kind's quota pays for it.
     1. Per kind, in KIND_ORDER, MMR picks while the kind's quota of the budget lasts.
     2. What budget is left goes to a knapsack over the rest (value = relevance discounted by
        redundancy with what was already chosen).
@@ -185,18 +188,27 @@ def pack(candidates: Sequence[Candidate], budget: int) -> Packed:
     chosen: list[Candidate] = []
     taken = [False] * len(candidates)
     used = 0
+    spent = dict.fromkeys(kinds_present, 0)
+    if candidates:
+        best = int(np.argmax(relevance))
+        cost = candidates[best].tokens + per_item_sep
+        if cost <= budget_left:
+            chosen.append(candidates[best])
+            taken[best] = True
+            redundancy.choose(best)
+            spent[candidates[best].kind] += cost
+            used += cost
     for kind in kinds_present:
         quota = int(budget_left * KIND_QUOTA[kind] / share_total)
-        spent = 0
         pool = [i for i, c in enumerate(candidates) if c.kind == kind and not taken[i]]
         while pool:
             best = pool.pop(int(np.argmax(redundancy.mmr(relevance, pool))))  # first of ties
             cost = candidates[best].tokens + per_item_sep
-            if spent + cost <= quota and used + cost <= budget_left:
+            if spent[kind] + cost <= quota and used + cost <= budget_left:
                 chosen.append(candidates[best])
                 taken[best] = True
                 redundancy.choose(best)
-                spent += cost
+                spent[kind] += cost
                 used += cost
     rest = [i for i, c in enumerate(candidates)
             if not taken[i] and c.tokens + per_item_sep <= budget_left - used]

@@ -70,6 +70,18 @@ def test_pack_serves_decisions_and_conventions_before_more_relevant_notes():
     assert {"id-100", "id-101"} <= keys
 
 
+def test_pack_keeps_the_most_relevant_even_when_its_kind_quota_is_too_small():
+    # The best match is a NOTE bigger than the notes' quota; without step 0 the knapsack took
+    # two smaller facts worth more together, and the best match was left out.
+    best = _candidate(1, "NOTE", 1.0, words=" ".join(f"deploy{i}" for i in range(12)))
+    facts = [_candidate(10 + i, "FACT", 0.9, words=f"fact {i} ledger") for i in range(6)]
+    assert facts[0].tokens < best.tokens
+    for budget in range(2 + best.tokens + 1, 2 + best.tokens + 1 + 3 * facts[0].tokens, 5):
+        packed = pack([*facts, best], budget)
+        assert packed.chosen[0].key == "id-1", budget
+        assert packed.tokens_used <= budget
+
+
 def test_mmr_leaves_out_a_near_duplicate_when_space_is_short():
     same = np.ones(4, dtype=np.float32) / 2
     other = np.array([1, 0, 0, 0], dtype=np.float32)
@@ -109,17 +121,24 @@ def _reference_pack(candidates, budget):
     kinds = [k for k in KIND_ORDER if any(c.kind == k for c in candidates)]
     share_total = sum(KIND_QUOTA[k] for k in kinds) or 1.0
     chosen, used, remaining = [], 0, list(candidates)
+    spent = dict.fromkeys(kinds, 0)
+    top = max(candidates, key=lambda c: c.relevance, default=None)  # the first of ties
+    if top is not None and top.tokens + 1 <= budget_left:
+        chosen.append(top)
+        remaining.remove(top)
+        spent[top.kind] += top.tokens + 1
+        used += top.tokens + 1
     for kind in kinds:
-        quota, spent = int(budget_left * KIND_QUOTA[kind] / share_total), 0
+        quota = int(budget_left * KIND_QUOTA[kind] / share_total)
         pool = [c for c in remaining if c.kind == kind]
         while pool:
             best = max(pool, key=lambda c: mmr(c, chosen))
             pool.remove(best)
             cost = best.tokens + 1
-            if spent + cost <= quota and used + cost <= budget_left:
+            if spent[kind] + cost <= quota and used + cost <= budget_left:
                 chosen.append(best)
                 remaining.remove(best)
-                spent, used = spent + cost, used + cost
+                spent[kind], used = spent[kind] + cost, used + cost
     rest = [c for c in remaining if c.tokens + 1 <= budget_left - used]
     if rest:
         values = [max(mmr(c, chosen), 0.0) + 1e-6 * c.relevance for c in rest]
