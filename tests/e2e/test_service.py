@@ -123,6 +123,22 @@ def test_mcp_header_values_are_read_without_surrounding_whitespace(server):
     assert (status, answer["error"]["code"]) == (400, -32020)  # a real mismatch still is one
 
 
+@pytest.mark.parametrize("header, value, status, detail", [
+    ("Host", "memhub.example.com", 421, "host"),
+    ("Origin", "https://elsewhere.example.com", 403, "origin"),
+])
+def test_a_host_or_origin_the_guard_refuses_is_answered_with_the_setting_to_change(
+        server, header, value, status, detail):
+    # Behind a proxy whose public name memhub was not told, fastmcp's DNS-rebinding guard
+    # answered a bare "Misdirected Request"; the status stays, the body says what to set.
+    response = _initialize(server.mcp_url, headers={"Authorization": f"Bearer {WEB_TOKEN}",
+                                                    header: value})
+    assert response.status_code == status
+    error = response.json()["error"]
+    assert error["code"] == "FORBIDDEN" and error["details"] == {detail: value}
+    assert error["remedy"]
+
+
 async def test_a_real_mcp_client_completes_the_handshake_and_calls_stats(server):
     async with server.client(WEB_TOKEN) as client:
         result = await client.call_tool("stats", {})
