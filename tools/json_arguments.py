@@ -64,8 +64,10 @@ class StringifiedArguments(Middleware):
         message = context.message
         arguments = message.arguments or {}
         # Only a call carrying a string that looks like JSON pays for the schema lookup.
-        if any(isinstance(v, str) and v.lstrip()[:1] in ("[", "{") for v in arguments.values()):
-            tool = await context.fastmcp_context.fastmcp.get_tool(message.name)
+        server = context.fastmcp_context.fastmcp if context.fastmcp_context else None
+        if server is not None and any(isinstance(v, str) and v.lstrip()[:1] in ("[", "{")
+                                      for v in arguments.values()):
+            tool = await server.get_tool(message.name)
             if tool is not None:
                 arguments = dict(arguments)
                 names = decode_stringified(arguments, tool.parameters.get("properties", {}))
