@@ -42,7 +42,10 @@ def extract_token(scope: Scope) -> tuple[str | None, bytes]:
     return token, urlencode(kept).encode("latin-1")
 
 
-async def send_error(send: Callable, error: MemhubError, extra_headers=()) -> None:
+async def send_error(send: Callable, error: MemhubError, extra_headers=(),
+                     status: int | None = None) -> None:
+    """memhub's JSON error as a whole HTTP response, with the error's status unless `status`
+    is given."""
     body = json.dumps({"error": error.to_payload()}).encode()
     headers = [
         (b"content-type", b"application/json"),
@@ -50,7 +53,8 @@ async def send_error(send: Callable, error: MemhubError, extra_headers=()) -> No
         (b"cache-control", b"no-store"),
         *extra_headers,
     ]
-    await send({"type": "http.response.start", "status": error.http_status, "headers": headers})
+    await send({"type": "http.response.start", "status": status or error.http_status,
+                "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 

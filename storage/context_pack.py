@@ -189,15 +189,19 @@ def pack(candidates: Sequence[Candidate], budget: int) -> Packed:
     taken = [False] * len(candidates)
     used = 0
     spent = dict.fromkeys(kinds_present, 0)
+
+    def take(i: int, cost: int) -> None:
+        nonlocal used
+        chosen.append(candidates[i])
+        taken[i] = True
+        redundancy.choose(i)
+        spent[candidates[i].kind] += cost
+        used += cost
+
     if candidates:
         best = int(np.argmax(relevance))
-        cost = candidates[best].tokens + per_item_sep
-        if cost <= budget_left:
-            chosen.append(candidates[best])
-            taken[best] = True
-            redundancy.choose(best)
-            spent[candidates[best].kind] += cost
-            used += cost
+        if candidates[best].tokens + per_item_sep <= budget_left:
+            take(best, candidates[best].tokens + per_item_sep)
     for kind in kinds_present:
         quota = int(budget_left * KIND_QUOTA[kind] / share_total)
         pool = [i for i, c in enumerate(candidates) if c.kind == kind and not taken[i]]
@@ -205,11 +209,7 @@ def pack(candidates: Sequence[Candidate], budget: int) -> Packed:
             best = pool.pop(int(np.argmax(redundancy.mmr(relevance, pool))))  # first of ties
             cost = candidates[best].tokens + per_item_sep
             if spent[kind] + cost <= quota and used + cost <= budget_left:
-                chosen.append(candidates[best])
-                taken[best] = True
-                redundancy.choose(best)
-                spent[kind] += cost
-                used += cost
+                take(best, cost)
     rest = [i for i, c in enumerate(candidates)
             if not taken[i] and c.tokens + per_item_sep <= budget_left - used]
     if rest:

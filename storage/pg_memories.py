@@ -122,7 +122,6 @@ class MemoryStore(IdempotentWrites):
                 "metadata": Jsonb(meta) if meta is not None else None,
                 "content_hash": digest, "author": principal.surface,
                 "quarantined": screening.quarantined, "expires_at": expiry,
-                "supersedes": list(targets),
             })
             if row is None:
                 # A concurrent identical assertion committed between our check and insert.

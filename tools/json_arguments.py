@@ -24,6 +24,10 @@ logger = logging.getLogger(__name__)
 _SHAPES = {"array": list, "object": dict}
 
 
+def _looks_like_json(value: Any) -> bool:
+    return isinstance(value, str) and value.lstrip()[:1] in ("[", "{")
+
+
 def accepted_types(schema: dict[str, Any]) -> set[str]:
     """The JSON types a parameter's schema accepts at its top level."""
     kinds: set[str] = set()
@@ -43,7 +47,7 @@ def decode_stringified(arguments: dict[str, Any], properties: dict[str, Any]) ->
     schema asks for; returns the names decoded."""
     decoded = []
     for name, value in arguments.items():
-        if not isinstance(value, str) or value.lstrip()[:1] not in ("[", "{"):
+        if not _looks_like_json(value):
             continue
         schema = properties.get(name)
         kinds = accepted_types(schema) if isinstance(schema, dict) else set()
@@ -65,8 +69,7 @@ class StringifiedArguments(Middleware):
         arguments = message.arguments or {}
         # Only a call carrying a string that looks like JSON pays for the schema lookup.
         server = context.fastmcp_context.fastmcp if context.fastmcp_context else None
-        if server is not None and any(isinstance(v, str) and v.lstrip()[:1] in ("[", "{")
-                                      for v in arguments.values()):
+        if server is not None and any(map(_looks_like_json, arguments.values())):
             tool = await server.get_tool(message.name)
             if tool is not None:
                 arguments = dict(arguments)

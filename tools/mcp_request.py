@@ -17,11 +17,11 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from auth import send_error
 from errors import Forbidden
 
 logger = logging.getLogger(__name__)
@@ -54,13 +54,8 @@ class NormaliseMcpRequest:
             nonlocal replaced
             if message["type"] == "http.response.start" and _is_guard_refusal(message):
                 replaced = True
-                body = json.dumps({"error": self._refusal(scope, message["status"])
-                                   .to_payload()}).encode()
-                await send({**message, "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"cache-control", b"no-store")]})
-                await send({"type": "http.response.body", "body": body})
+                await send_error(send, self._refusal(scope, message["status"]),
+                                 status=message["status"])
                 return
             if replaced:
                 return  # the guard's own body

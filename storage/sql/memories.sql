@@ -45,8 +45,9 @@ SELECT id, status, superseded_by FROM memories
 -- name: insert_memory
 -- ON CONFLICT on the ACTIVE-content index only: a concurrent identical assertion becomes a
 -- dedup (no row returned), while a key collision still raises. `lineage` (0017): the words of
--- the memories this one supersedes (already SUPERSEDED by it in this transaction), so a query
--- in the replaced words finds the replacement; NULL when it supersedes nothing.
+-- the memories this one supersedes (`supersede` pointed them at %(id)s earlier in this
+-- transaction), so a query in the replaced words finds the replacement; NULL when it
+-- supersedes nothing.
 INSERT INTO memories (id, namespace, kind, title, content, tags, key, metadata, content_hash,
                       author_client, quarantined, expires_at, lineage)
 VALUES (%(id)s, %(namespace)s, %(kind)s, %(title)s, %(content)s, %(tags)s, %(key)s,
@@ -54,8 +55,7 @@ VALUES (%(id)s, %(namespace)s, %(kind)s, %(title)s, %(content)s, %(tags)s, %(key
         (SELECT left(string_agg(concat_ws(' ', o.title, o.content, o.lineage), ' '
                                 ORDER BY o.seq), 8000)
            FROM memories o
-          WHERE o.namespace = %(namespace)s AND o.id = ANY (%(supersedes)s::uuid[])
-            AND o.superseded_by = %(id)s))
+          WHERE o.namespace = %(namespace)s AND o.superseded_by = %(id)s))
 ON CONFLICT (namespace, content_hash) WHERE status = 'ACTIVE' DO NOTHING
 RETURNING *;
 
