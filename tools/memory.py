@@ -49,7 +49,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
 
         Use it for what other sessions and tools should know later. When a decision changes,
         pass the old memory's id in `supersedes`: in one transaction the old ones become
-        SUPERSEDED and this one ACTIVE (use memory_revise instead to reword the same fact).
+        SUPERSEDED and this one ACTIVE, and searches in the old ones' words find this one
+        (use memory_revise instead to reword the same fact).
         kind: DECISION, FACT, CONVENTION, NOTE or TODO. `key` (optional) names at most one
         ACTIVE memory. Returns {"outcome": "created" | "deduplicated" (the same content is
         already ACTIVE: you get that memory, your assertion is recorded as corroboration) |

@@ -60,7 +60,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         kinds: Kinds = None,
     ) -> dict[str, Any]:
         """Load the project's most useful current memories in one call, packed to fit a token
-        budget: call it at the start of a task instead of many searches. Decisions and
+        budget: call it at the start of a task instead of many searches. The best match (or,
+        without a query, the newest memory) is always in when it fits; then decisions and
         conventions come first, near-duplicates are left out.
 
         Returns {"memories": [{"id", "kind", "revision", "text"}] (text = title and content),
