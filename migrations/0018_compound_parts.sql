@@ -7,7 +7,7 @@
 -- names a file, a module or a domain by its part far more often than by its whole spelling.
 --
 -- Each indexed text (title, content, tags, lineage) is now indexed together with its compound
--- tokens' parts (memhub_compound_parts): their words, every tail of a path ("pg_search.py",
+-- tokens' parts (memhub_with_parts): their words, every tail of a path ("pg_search.py",
 -- "storage/pg_search.py"), every run of two or more labels of a dotted name ("psycopg.pool",
 -- "paystream.io"), an address's local part and domain. The parts are cut by the same parser,
 -- so a query word spelled as a part parses to the same lexemes (a phrase when it has several,
@@ -31,13 +31,28 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION memhub_compound_parts(doc text) RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT coalesce(string_agg(p.part, ' '), '')
+-- What each indexed text of a memory is indexed from: the text, then its compound tokens'
+-- parts. Most texts hold no compound token: a pattern test (~3 us) spares them the parser's
+-- pass (~35 us, and sixteen calls per write), since every such token has a '.', '/' or '@'
+-- before a word character. Self-contained, calling only pg_catalog functions: a generated
+-- column's functions run under the caller's search_path, and pg_restore recomputes generated
+-- columns with an empty one, so a call to another memhub function by name would fail there
+-- (0011 keeps memhub_ns_lexemes free of memhub_ns_key for the same reason). plpgsql, not SQL:
+-- a SQL body holding the parts' subquery cannot be inlined, and its per-call overhead cost
+-- 1.8x the time of this form over SciFact's 5,183 abstracts.
+CREATE FUNCTION memhub_with_parts(doc text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+    parts text;
+BEGIN
+    IF doc IS NULL OR doc !~ '[./@]\w' THEN
+        RETURN coalesce(doc, '');
+    END IF;
+    SELECT coalesce(string_agg(p.part, ' '), '') INTO parts
       FROM (
         -- Token types of the default parser: 4 email, 6 host, 18 url_path, 19 file. Each
-        -- distinct token once (the whole token keeps its count in the text itself), at most
-        -- 1,000 of them per text.
+        -- distinct token once (the whole token keeps its count in the text itself), at
+        -- most 1,000 of them per text.
         SELECT DISTINCT tokid, token
           FROM ts_parse(3722, doc)
          WHERE tokid IN (4, 6, 18, 19)
@@ -45,7 +60,8 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
       ) t
      CROSS JOIN LATERAL (
         -- its words
-        SELECT w FROM regexp_split_to_table(t.token, '[/.@:?=&#]+') AS w WHERE length(w) >= 2
+        SELECT w FROM regexp_split_to_table(t.token, '[/.@:?=&#]+') AS w
+         WHERE length(w) >= 2
         UNION ALL
         -- a path: every tail, down to its last segment (the file's name)
         SELECT array_to_string(s.segs[i:cardinality(s.segs)], '/')
@@ -54,8 +70,8 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
                generate_series(2, cardinality(s.segs)) AS i
          WHERE t.tokid IN (18, 19) AND cardinality(s.segs) <= 16
         UNION ALL
-        -- a dotted name or host: every run of two or more labels short of the whole (a port
-        -- is not a label)
+        -- a dotted name or host: every run of two or more labels short of the whole (a
+        -- port is not a label)
         SELECT array_to_string(s.segs[i:i + len - 1], '.')
           FROM (SELECT string_to_array(split_part(t.token, ':', 1), '.') AS segs) s,
                generate_series(2, cardinality(s.segs) - 1) AS len,
@@ -64,17 +80,9 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
         UNION ALL
         -- an address: its local part and its domain
         SELECT a FROM unnest(string_to_array(t.token, '@')) AS a WHERE t.tokid = 4
-      ) p(part)
-$$;
-
--- What each part of a memory is indexed from: its text, then its compound tokens' parts. Most
--- texts hold no compound token: a pattern test (~3 us) spares them the parser's pass (~35 us,
--- sixteen times per write), since every such token has a '.', '/' or '@' before a word
--- character.
-CREATE FUNCTION memhub_with_parts(doc text) RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT CASE WHEN doc ~ '[./@]\w' THEN doc || E'\n' || memhub_compound_parts(doc)
-                ELSE coalesce(doc, '') END
+      ) p(part);
+    RETURN doc || E'\n' || parts;
+END
 $$;
 
 DROP VIEW live_memories;

@@ -28,7 +28,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     async def memory_search(
         namespace: Namespace,
         query: Annotated[str, Field(description="What you are looking for (1-1000 chars): "
-                                                "words, an identifier, or a question.")],
+                                                "words, an identifier (a file or module name "
+                                                "finds its full path too), or a question.")],
         limit: Annotated[int, Field(description="At most this many results (1-100).")] = 10,
         kinds: Kinds = None,
         tags: Annotated[list[str] | None,

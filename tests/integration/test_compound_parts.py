@@ -3,8 +3,10 @@
 "oncall@paystream.io" as one lexeme each, so before 0018 a query for "pg_search.py", "node" or
 "paystream.io" found nothing lexically.
 
-Mutation check (docs/failure-modes.md): memhub_with_parts without the parts -> the 10 part
-queries and the searches in the long texts fail; the whole-token and no-match tests pass."""
+Mutation checks (docs/failure-modes.md): memhub_with_parts without the parts -> the 10 part
+queries, the searches in the long texts and the empty-search-path test fail; the whole-token
+and no-match tests pass. The parts computed by a helper called by name -> the
+empty-search-path test fails."""
 
 from __future__ import annotations
 
@@ -87,3 +89,18 @@ async def test_a_text_full_of_compound_tokens_is_written_and_searchable(settings
         found_two = await backend.search(WRITER, NS, "file9.txt", mode="lexical")
     assert [r["memory"]["id"] for r in found_one["results"]] == [one["memory"]["id"]]
     assert [r["memory"]["id"] for r in found_two["results"]] == [two["memory"]["id"]]
+
+
+def test_the_parts_are_computed_under_an_empty_search_path(db_conn):
+    # pg_restore recomputes generated columns with search_path = '': memhub_with_parts must not
+    # call another memhub function by name (it would not be found there).
+    schema = db_conn.execute("SELECT pronamespace::regnamespace::text FROM pg_proc"
+                             " WHERE proname = 'memhub_with_parts'").fetchone()[0]
+    db_conn.execute("SET search_path = ''")
+    try:
+        text = db_conn.execute(f"SELECT {schema}.memhub_with_parts(%s)",
+                               ["Hybrid search lives in storage/pg_search.py."]).fetchone()[0]
+    finally:
+        db_conn.execute("RESET search_path")
+    assert text.startswith("Hybrid search lives in storage/pg_search.py.\n")
+    assert "pg_search.py" in text.split("\n", 1)[1].split()
