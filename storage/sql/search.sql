@@ -52,7 +52,11 @@ SELECT w.terms, w.need,
 -- scored by BM25 (below) and kept if it holds at least %(need)s of the words.
 SELECT id, matched, rank
   FROM (
-    SELECT j.id, j.seq, s.matched, s.score AS rank
+    -- Rounded (to 1e-9, in float: a numeric round cost ~1 us a candidate): memories that
+    -- score alike (the same IDFs, frequencies and lengths, summed over different words in each
+    -- row's order) differ in the last bits of a float sum, and the tie-breaker below (newest
+    -- first) must decide between them, not those bits.
+    SELECT j.id, j.seq, s.matched, round(s.score * 1e9::float8) / 1e9::float8 AS rank
       FROM (
         (SELECT r.id, r.seq, r.search_tsv
            FROM live_memories r

@@ -409,3 +409,20 @@ def test_the_namespaced_lexemes_are_search_tsv_s(db_conn):
         "         (SELECT memhub_ns_key(namespace) AS k) AS key)").fetchall()
     assert db_conn.execute("SELECT count(*) FROM memories").fetchone()[0] == len(rows)
     assert not mismatched
+
+
+def test_memories_that_score_alike_come_newest_first(db_conn, db_dsn):
+    """Twelve memories each hold "alpha", "omega" and one animal no other memory holds: their
+    BM25 scores are equal (the same IDFs, frequencies and lengths), summed over different query
+    words in whatever order each row's words come. The tie-breaker (newest first) must decide
+    their order, not the last bit of a floating-point sum."""
+    animals = ["kestrel", "marmot", "ocelot", "badger", "ferret", "jackal", "lemur", "bison",
+               "puffin", "toucan", "condor", "falcon"]
+    _remember(db_conn, NS, ["alpha note"] * 30 + ["omega note"] * 5)
+    _remember(db_conn, NS, [f"alpha {animal} omega" for animal in animals])
+    rows, _ = _leg(db_dsn, " ".join(["alpha", *animals, "omega"]))
+    tied = [r for r in rows if r["matched"] == 3]
+    assert len(tied) == 12
+    assert max(r["rank"] for r in tied) - min(r["rank"] for r in tied) < 1e-9  # alike
+    assert len({r["rank"] for r in tied}) == 1                                   # equal
+    assert _contents(tied, db_conn) == [f"alpha {a} omega" for a in reversed(animals)]
