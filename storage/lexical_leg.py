@@ -171,5 +171,5 @@ async def lexical_leg(conn: Any, query: str, params: dict[str, Any], *, min_cove
         "gates": [g for g, _ in levels], "floors": [f for _, f in levels],
         "take": candidates, "need": need, "lexemes": words["lexemes"],
         "term_of": words["term_of"], "idf": words["idf"], "avg_length": words["avg_length"]},
-        prepare=True)  # a generic plan after five runs, when no costlier (search_gucs)
+        prepare=False)  # unnamed: always planned for these words (storage/pg_search.search_gucs)
     return await cur.fetchall()

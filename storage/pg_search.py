@@ -353,13 +353,14 @@ def search_gucs(ef_search: int) -> dict[str, str]:
       after the index (stage 0, kinds, tags, namespace) still yield enough rows;
     - enable_seqscan off: a LIMIT makes a sequential scan look cheap to the planner, but it
       tests @@ on every row when matches are rare; the indexes always serve these reads.
-    Plans: the level scans inside memhub_lexical_candidates are planned for their gate each
-    time (migration 0008: a plan made without the tsquery ANDs the GIN bitmap with a btree's),
-    and the semantic leg is sent unnamed (`prepare=False`), planned for its vector. The other
-    statements are prepared and may run a generic plan: the word statistics and re-reads by
-    id, and the lexical candidates statement, whose reads are fixed by its shape (the rare
-    words through the GIN index, the levels through the function, each candidate by its id)
-    and whose planning cost ~1 ms a search (docs/perf.md, thirteenth session)."""
+    Plans: the statements whose best plan depends on their values (the lexical candidates:
+    a tsquery's selectivity and the namespace's size decide between the GIN index and anything
+    else, and a generic plan made for an average namespace searched a large one beside many
+    small ones 1.6x slower, docs/perf.md; the semantic leg) are sent unnamed
+    (`prepare=False`), which PostgreSQL always plans for the values given, and the level scans
+    inside memhub_lexical_candidates are forced to (migration 0008). The others
+    (the query's word statistics, re-reads by id) reuse a generic plan once psycopg has
+    prepared them: planning the word-statistics statement anew cost ~0.9 ms a search."""
     return {
         "hnsw.ef_search": str(ef_search),
         "hnsw.iterative_scan": "relaxed_order",
