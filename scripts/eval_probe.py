@@ -17,7 +17,6 @@ import asyncio
 import json
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,39 +25,23 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import eval_retrieval as ev  # noqa: E402
 
-from config import Settings  # noqa: E402
-
 QUESTIONS = ROOT / "docs" / "eval" / "probe-questions.json"
 
 
 async def probe(mode: str) -> dict[str, float]:
-    from storage.embedded import EmbeddedPostgres
-    from storage.migrate import apply_migrations
-
     questions = json.loads(QUESTIONS.read_text())
-    workdir = Path(tempfile.mkdtemp(prefix="memhub-probe-"))
-    cluster = EmbeddedPostgres(workdir)
-    dsn = cluster.start()
-    try:
-        apply_migrations(dsn)
-        env = await ev.prepare(dsn, Settings(database_url=dsn, data_dir=workdir,
-                                             log_level="WARNING"))
-        try:
-            async def refs(text: str) -> list[str]:
-                found = await env.backend.search(ev.EVAL_PRINCIPAL, env.namespace, text,
-                                                 limit=10, mode=mode)
-                return [env.ref_of.get(r["memory"]["id"], "?") for r in found["results"]]
+    async with ev.embedded_eval_env(prefix="memhub-probe-") as (env, _):
+        async def refs(text: str) -> list[str]:
+            found = await env.backend.search(ev.EVAL_PRINCIPAL, env.namespace, text,
+                                             limit=10, mode=mode)
+            return [env.ref_of.get(r["memory"]["id"], "?") for r in found["results"]]
 
-            reciprocal = []
-            for text, wanted in questions["paraphrase"]:
-                got = await refs(text)
-                reciprocal.append(next((1 / (i + 1) for i, ref in enumerate(got)
-                                        if ref in wanted), 0.0))
-            empty = [not await refs(text) for text in questions["unanswerable"]]
-        finally:
-            await env.backend.close()
-    finally:
-        cluster.stop()
+        reciprocal = []
+        for text, wanted in questions["paraphrase"]:
+            got = await refs(text)
+            reciprocal.append(next((1 / (i + 1) for i, ref in enumerate(got)
+                                    if ref in wanted), 0.0))
+        empty = [not await refs(text) for text in questions["unanswerable"]]
     return {"paraphrases_found": sum(1 for r in reciprocal if r > 0),
             "paraphrases": len(reciprocal),
             "paraphrase_mrr@10": round(statistics.mean(reciprocal), 3),

@@ -15,11 +15,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shutil
 import statistics
 import sys
 import tempfile
 import time
 import warnings
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -529,26 +532,39 @@ async def measure_lag(env: EvalEnv, settings: Settings, n: int = 20) -> dict[str
             "max_ms": round(delays[-1], 1)}
 
 
-async def _main(args) -> int:
+@asynccontextmanager
+async def embedded_eval_env(
+    prefix: str = "memhub-eval-",
+) -> AsyncIterator[tuple[EvalEnv, Settings]]:
+    """(env, settings): the set loaded into a fresh embedded cluster, which is stopped and
+    removed on the way out (scripts/eval_probe.py uses it too)."""
     from storage.embedded import EmbeddedPostgres
     from storage.migrate import apply_migrations
 
-    workdir = Path(tempfile.mkdtemp(prefix="memhub-eval-"))
-    cluster = EmbeddedPostgres(workdir)
-    dsn = cluster.start()
+    workdir = Path(tempfile.mkdtemp(prefix=prefix))
     try:
-        apply_migrations(dsn)
-        settings = Settings(database_url=dsn, data_dir=workdir, log_level="WARNING")
-        env = await prepare(dsn, settings)
+        cluster = EmbeddedPostgres(workdir)
+        dsn = cluster.start()
         try:
-            results = await evaluate_all(env)
-            sweep_rows = await sweep(env, settings) if not args.no_sweep else None
-            tokens = await token_saving(env)
-            lag = await measure_lag(env, settings)
+            apply_migrations(dsn)
+            settings = Settings(database_url=dsn, data_dir=workdir, log_level="WARNING")
+            env = await prepare(dsn, settings)
+            try:
+                yield env, settings
+            finally:
+                await env.backend.close()
         finally:
-            await env.backend.close()
+            cluster.stop()
     finally:
-        cluster.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+async def _main(args) -> int:
+    async with embedded_eval_env() as (env, settings):
+        results = await evaluate_all(env)
+        sweep_rows = await sweep(env, settings) if not args.no_sweep else None
+        tokens = await token_saving(env)
+        lag = await measure_lag(env, settings)
     report, sweep_md = render_report(results, sweep_rows or {"distance": [], "coverage": []},
                                      tokens, env, settings, lag)
     (DOCS / "eval").mkdir(parents=True, exist_ok=True)
