@@ -11,7 +11,7 @@ export MEMHUB_EMBED_MODEL_PATH := $(MODEL_DIR)
 endif
 endif
 
-.PHONY: install run test migrate smoke lint lock conformance bench clean
+.PHONY: install run test migrate smoke lint lock conformance clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)

@@ -28,8 +28,25 @@ TOKEN = "mh_bench_" + "0" * 32
 def machine() -> str:
     cpus = os.cpu_count()
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return f"{platform.processor() or platform.machine()}, {cpus} cores, {mem:.0f} GiB, " \
-           f"Python {platform.python_version()}, {platform.system()} {platform.release()}"
+    return f"{platform.processor() or platform.machine()} ({cpu_model()}), {cpus} cores, " \
+           f"{mem:.0f} GiB, Python {platform.python_version()}, " \
+           f"{platform.system()} {platform.release()}"
+
+
+def cpu_model() -> str:
+    """The CPU's name and its widest vector extensions, from /proc/cpuinfo (Linux): the hosts
+    this VM lands on differ (an Intel Xeon with AVX-512 VNNI, an AMD EPYC with AVX2 only), and
+    the query model's int8 kernels run at very different speeds on them (docs/perf.md)."""
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "unknown CPU"
+    name = next((line.split(":", 1)[1].strip() for line in info.splitlines()
+                 if line.startswith("model name")), "unknown CPU")
+    flags = set(next((line.split(":", 1)[1].split() for line in info.splitlines()
+                      if line.startswith("flags")), []))
+    vector = [f for f in ("avx512f", "avx512_vnni", "avx_vnni", "avx2") if f in flags]
+    return f"{name}; {' '.join(vector) or 'no AVX2'}"
 
 
 def percentile(values: list[float], pct: float) -> float:
