@@ -65,7 +65,7 @@ def summary_ms(values: list[float]) -> dict[str, float]:
     }
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -84,7 +84,7 @@ def local_memhub(**overrides):
     workdir = Path(tempfile.mkdtemp(prefix="memhub-bench-"))
     cluster = EmbeddedPostgres(workdir)
     dsn = cluster.start()
-    port = _free_port()
+    port = free_port()
     values = {"mcp_auth_token": TOKEN, "data_dir": workdir, "log_level": "WARNING",
               "port": port, **overrides}
     settings = Settings(database_url=dsn, **values)
@@ -96,18 +96,7 @@ def local_memhub(**overrides):
                               stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if server.poll() is not None:
-                raise RuntimeError(f"memhub exited: see {workdir / 'memhub.log'}")
-            try:
-                if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        else:
-            raise TimeoutError("memhub did not become healthy")
+        wait_healthy(server, base, f"memhub (log: {workdir / 'memhub.log'})")
         yield base, settings, dsn
     finally:
         server.terminate()
@@ -118,6 +107,23 @@ def local_memhub(**overrides):
         log.close()
         cluster.stop()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def wait_healthy(server: subprocess.Popen, base: str, what: str,
+                 timeout: float = 120.0) -> None:
+    """Return once `base`/healthz answers 200; raise if `server` exits or `timeout` passes
+    first (the caller stops the process)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"{what} exited with {server.returncode}")
+        try:
+            if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise TimeoutError(f"{what} did not become healthy in {timeout:.0f} s")
 
 
 @asynccontextmanager

@@ -35,9 +35,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import httpx  # noqa: E402
-
-from scripts.bench_common import TOKEN, _free_port, machine, mcp_client, percentile  # noqa: E402
+from scripts.bench_common import (  # noqa: E402
+    TOKEN,
+    free_port,
+    machine,
+    mcp_client,
+    percentile,
+    wait_healthy,
+)
 from scripts.bench_search import queries, synthetic  # noqa: E402
 
 BATCH = 20
@@ -106,23 +111,17 @@ def _cpu_seconds(pid: int) -> float:
 
 
 def _start_stand_in(embed: bool) -> tuple[subprocess.Popen, str]:
-    port = _free_port()
+    port = free_port()
     args = [sys.executable, str(Path(__file__).resolve()), "--serve", str(port)]
     server = subprocess.Popen(args + (["--embed"] if embed else []), cwd=ROOT,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"the stand-in server exited with {server.returncode}")
-        try:
-            if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                return server, base
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    server.kill()
-    raise TimeoutError("the stand-in server did not start")
+    try:
+        wait_healthy(server, base, "the stand-in server")
+    except BaseException:
+        server.kill()
+        raise
+    return server, base
 
 
 async def measure(targets: list[dict], calls: int) -> dict:
