@@ -30,6 +30,7 @@ from tools import build_mcp
 from tools.body_limit import BodyLimit, mcp_body_limit
 from tools.context import Runtime
 from tools.mcp_request import NormaliseMcpRequest
+from tools.query_prefetch import QueryPrefetch
 
 logger = logging.getLogger("memhub")
 
@@ -173,6 +174,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(extra)
     _mount_optional(app, rt)
     app.mount("/", mcp_app)
+    if settings.query_prefetch:
+        # Innermost, so only an authenticated request within the body limit is read
+        # (tools/query_prefetch.py).
+        app.add_middleware(QueryPrefetch, embedder=lambda: rt.extras.get("embedder"))
     # Inside the gate: an unauthenticated oversized request is a 401, not a 413.
     app.add_middleware(BodyLimit, max_bytes=mcp_body_limit(settings.artifact_max_bytes))
     app.add_middleware(TokenGate, authenticate=_authenticator(rt), prefixes=("/mcp", "/artifact"))

@@ -67,6 +67,9 @@ class Settings(BaseSettings):
     # (docs/perf.md). Memories are always embedded by the model as shipped.
     query_quantize: Literal["int8-block", "int8", "none"] = "int8-block"
     model_cache_dir: Path = Field(default_factory=_default_model_cache_dir)
+    # Start embedding a search's query as soon as its authenticated request is read, while
+    # the MCP layers parse it (tools/query_prefetch.py; docs/perf.md).
+    query_prefetch: bool = True
     embed_batch_size: int = Field(default=32, ge=1)
     # ONNX threads for the model; by default half the cores, so embedding never starves the
     # request path of CPU on a small machine.

@@ -11,6 +11,7 @@ is not there, leaving the state `unavailable` with the reason.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
@@ -29,6 +30,9 @@ logger = logging.getLogger(__name__)
 LOADING, READY, UNAVAILABLE = "loading", "ready", "unavailable"
 # Texts per model call within a document batch (see Embedder.embed_documents).
 DOC_BATCH = 16
+# Query embeddings started ahead of their search (Embedder.prefetch) at once, at most: each
+# is the work its search would do anyway, and this bounds what a burst can queue.
+PREFETCH_MAX = 32
 
 # One loaded model per (name, path, threads, max_tokens, quantization) per process: an app
 # rebuilt in the same process (tests, benchmarks, a reload) reuses it instead of loading another
@@ -133,6 +137,11 @@ class Embedder:
         self._load_seconds: float | None = None
         self._ready = threading.Event()  # set when loading ends, either way
         self._thread: threading.Thread | None = None
+        # Queries whose embedding started before their search asked (prefetch), by text; only
+        # touched on the event loop. Counters for `stats`.
+        self._pending: dict[str, asyncio.Future[np.ndarray]] = {}
+        self.prefetch_started = 0
+        self.prefetch_joined = 0
         self.worker: Any = None  # the in-process EmbeddingWorker, when one runs (for stats)
 
     # --- lifecycle ------------------------------------------------------------------------
@@ -211,6 +220,8 @@ class Embedder:
         out["query_cache"] = {
             "size": len(self.cache), "hits": self.cache.hits, "misses": self.cache.misses
         }
+        out["query_prefetch"] = {"started": self.prefetch_started,
+                                 "joined": self.prefetch_joined}
         if self.worker is not None:
             out["worker"] = self.worker.status()
         return out
@@ -229,6 +240,36 @@ class Embedder:
         for i, vector in zip(order, vectors, strict=True):
             out[i] = vector
         return out
+
+    def prefetch(self, text: str) -> bool:
+        """Start embedding `text` now, in a worker thread, for a search about to ask for it
+        (tools/query_prefetch.py: the request has been authenticated, the MCP layers have
+        not run yet). Call on the event loop. False when nothing was started: no model yet,
+        already cached or started, or PREFETCH_MAX already running."""
+        if (not self.ready or text in self._pending or text in self.cache
+                or len(self._pending) >= PREFETCH_MAX):
+            return False
+        future = asyncio.get_running_loop().run_in_executor(None, self.embed_query, text)
+        self._pending[text] = future
+        self.prefetch_started += 1
+
+        def settled(done: asyncio.Future) -> None:
+            self._pending.pop(text, None)
+            if not done.cancelled():
+                done.exception()  # retrieved: a search that awaited it has its own copy
+
+        future.add_done_callback(settled)
+        return True
+
+    async def query_vector(self, text: str) -> np.ndarray:
+        """embed_query off the event loop, joining the prefetch of the same text if one is
+        running (the query is embedded once)."""
+        pending = self._pending.get(text)
+        if pending is not None:
+            self.prefetch_joined += 1
+            # Shielded: a cancelled search must not cancel what another may be awaiting.
+            return await asyncio.shield(pending)
+        return await asyncio.to_thread(self.embed_query, text)
 
     def embed_query(self, text: str) -> np.ndarray:
         """The query's vector, from the LRU when it was asked before (blocking)."""

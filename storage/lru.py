@@ -33,6 +33,11 @@ class LRU(Generic[K, V]):
             self.hits += 1
             return value
 
+    def __contains__(self, key: object) -> bool:
+        """Held now (neither a hit nor a miss: nothing was read)."""
+        with self._lock:
+            return key in self._items
+
     def put(self, key: K, value: V) -> None:
         if self.size <= 0:
             return

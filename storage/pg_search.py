@@ -240,7 +240,7 @@ class SearchStore:
                 )
             return None, True
         try:
-            return await asyncio.to_thread(self.embedder.embed_query, query), False
+            return await self.embedder.query_vector(query), False
         except Exception as exc:
             if mode == "semantic":
                 raise Unavailable("the embedding model failed on this query") from exc
