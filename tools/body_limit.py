@@ -69,9 +69,16 @@ class BodyLimit:
             if not message.get("more_body", False):
                 break
 
-        async def replay() -> dict[str, Any]:
-            if messages:
-                return messages.pop(0)
-            return await receive()
+        await self.app(scope, replaying(messages, receive), send)
 
-        await self.app(scope, replay, send)
+
+def replaying(read: list[dict[str, Any]], receive: Callable) -> Callable:
+    """A `receive` that hands on the messages already `read` (in order), then reads on: for a
+    middleware that looked at the body before the app behind it."""
+
+    async def replay() -> dict[str, Any]:
+        if read:
+            return read.pop(0)
+        return await receive()
+
+    return replay

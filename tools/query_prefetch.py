@@ -24,6 +24,7 @@ from typing import Any
 
 from errors import MemhubError
 from storage.base_search import check_query
+from tools.body_limit import replaying
 
 Scope = dict[str, Any]
 # A search's JSON-RPC body is well under this (a 1000-char query, its filters, the envelope).
@@ -56,12 +57,7 @@ class QueryPrefetch:
                     self._prefetch(b"".join(m.get("body", b"") for m in read))
                 break
 
-        async def replay() -> dict[str, Any]:
-            if read:
-                return read.pop(0)
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(read, receive), send)
 
     def _prefetch(self, body: bytes) -> None:
         embedder = self.embedder()
@@ -75,6 +71,10 @@ class QueryPrefetch:
 def search_query(body: bytes) -> str | None:
     """The query a JSON-RPC body's search will embed, or None (not such a call, or one the
     search will refuse)."""
+    # Every other tool call is passed over without parsing its JSON (a name spelled with
+    # escapes is missed: its search then embeds the query itself).
+    if b'"memory_search"' not in body and b'"memory_context"' not in body:
+        return None
     try:
         message = json.loads(body)
     except ValueError:
