@@ -12,7 +12,10 @@ Bounded work at any size. Scoring every memory that holds any query word would r
 postings of every common word. The words are split by their document frequencies:
 - rare: the rarest words whose frequencies add up to at most `candidates`. Every memory
   holding any of them is a candidate: one GIN index read whose size depends on how rare the
-  words are, not on the namespace's size. BM25 ranks these highest.
+  words are, not on the namespace's size. BM25 ranks these highest. When a memory must hold
+  two or more words (`need`), the index is asked for the memories holding a rare word and
+  `need - 1` others (rare_gate): one holding a rare word alone would be read, scored and
+  then dropped by the floor.
 - common: the others (all of them when even the rarest is in more than `candidates`
   memories: reading it whole would not be bounded, and cutting it would be arbitrary).
   Memories holding none of the rare words must hold `need` of these; they are read as
@@ -102,6 +105,35 @@ def any_of(terms: Sequence[str]) -> str:
     return " | ".join(f"( {t} )" for t in terms)
 
 
+def any_lexeme(term: str, key: str) -> str:
+    """tsquery text matching a memory (in the namespaced-lexeme index) that holds any lexeme of
+    `term`: how the leg's `matched` counts a word (search.lexical), looser than the term itself
+    (a part of a phrase counts)."""
+    return " | ".join("'" + key + m[1:] for m in re.findall(_LEXEME, term))
+
+
+def rare_gate(indexed: Sequence[str], loose: Sequence[str], rare: Sequence[int],
+              need: int) -> str:
+    """tsquery text for the rare branch's index read: the memories holding any of the `rare`
+    terms (indices; `indexed`, their index form) and, when `need` > 1, at least `need - 1` of
+    the other terms as `matched` counts them (`loose`, any_lexeme). The floor (`matched >=
+    need`) drops any other memory after it was read and scored, so the candidates that can be
+    returned are the same; at 1k-10k memories, where most of a query's words are rare, this
+    reads a few dozen rows instead of hundreds (docs/perf.md). A gate over MAX_WORD_TESTS
+    word tests per row (long queries) stays the plain OR of the rare terms."""
+    plain = any_of([indexed[i] for i in rare])
+    others = len(indexed) - 1
+    if need <= 1 or others < need - 1 or not all(loose):
+        return plain
+    if len(rare) * (1 + math.comb(others, need - 1) * (need - 1)) > MAX_WORD_TESTS:
+        return plain
+
+    def with_others(i: int) -> str:
+        return at_least([t for j, t in enumerate(loose) if j != i], need - 1)
+
+    return " | ".join(f"( ( {indexed[i]} ) & ( {with_others(i)} ) )" for i in rare)
+
+
 def at_least(terms: Sequence[str], k: int) -> str:
     """tsquery text matching a document that matches at least `k` of `terms` (1 <= k <= n)."""
     if not 1 <= k <= len(terms):
@@ -166,7 +198,8 @@ async def lexical_leg(conn: Any, query: str, params: dict[str, Any], *, min_cove
     levels = coverage_levels([indexed[i] for i in common_at], need, anchor)
     cur = await conn.execute(q("search.lexical"), {
         **params, "rare": any_of([terms[i] for i in rare]) if rare else None,
-        "rare_index": any_of([indexed[i] for i in rare]) if rare else None,
+        "rare_index": rare_gate(indexed, [any_lexeme(t, words["key"]) for t in terms], rare,
+                                need) if rare else None,
         "common": common,
         "gates": [g for g, _ in levels], "floors": [f for _, f in levels],
         "take": candidates, "need": need, "lexemes": words["lexemes"],

@@ -22,7 +22,15 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from storage.lexical_leg import at_least, index_form, lexical_leg
+from storage.lexical_leg import (
+    any_lexeme,
+    any_of,
+    at_least,
+    index_form,
+    lexical_leg,
+    rare_gate,
+    rarest,
+)
 from storage.pg_search import (
     LEXICAL_CANDIDATES,
     LEXICAL_MAX_NEED,
@@ -92,9 +100,10 @@ def _scope(namespace: str = NS):
 
 def _leg(db_dsn: str, query: str, *, candidates: int = LEXICAL_CANDIDATES, depth: int = 50,
          min_coverage: float = LEXICAL_MIN_COVERAGE, max_need: int = LEXICAL_MAX_NEED,
-         plans: list | None = None, warm_up: Sequence[str] = ()):
+         plans: list | None = None, warm_up: Sequence[str] = (), analyze: bool = False):
     """Run the leg as memhub_app, the way SearchStore does: (rows, need). With `plans`, the
-    plan of every statement it runs, nested ones included (auto_explain), is appended there.
+    plan of every statement it runs, nested ones included (auto_explain), is appended there,
+    executed (with the rows each node returned) when `analyze`.
     `warm_up`: queries run first on the same connection, as a pooled one would have."""
     async def run():
         async with await psycopg.AsyncConnection.connect(db_dsn, row_factory=dict_row) as conn:
@@ -111,7 +120,7 @@ def _leg(db_dsn: str, query: str, *, candidates: int = LEXICAL_CANDIDATES, depth
                 conn.add_notice_handler(lambda d: plans.append(d.message_primary))
                 await conn.execute("RESET ROLE")  # loading auto_explain takes a superuser
                 await conn.execute("LOAD 'auto_explain'")
-                for name, value in AUTO_EXPLAIN.items():
+                for name, value in {**AUTO_EXPLAIN, **(ANALYZED if analyze else {})}.items():
                     await conn.execute("SELECT set_config(%s, %s, false)", [name, value])
                 await conn.execute("SET ROLE memhub_app")
             async with conn.transaction():
@@ -130,6 +139,7 @@ def _leg(db_dsn: str, query: str, *, candidates: int = LEXICAL_CANDIDATES, depth
 AUTO_EXPLAIN = {"auto_explain.log_format": "json", "auto_explain.log_nested_statements": "on",
                 "auto_explain.log_min_duration": "0", "auto_explain.log_level": "notice",
                 "client_min_messages": "notice"}
+ANALYZED = {"auto_explain.log_analyze": "on", "auto_explain.log_timing": "off"}
 
 
 # Other queries first, on the same connection: more than the 5 runs after which psycopg
@@ -206,6 +216,33 @@ def test_common_words_are_read_strictest_coverage_first(corpus, db_dsn, query):
         assert len(rows) >= 30 and {r["id"] for r in rows[:30]} <= full, (candidates, depth)
 
 
+def test_the_rare_branch_reads_only_memories_that_can_pass_the_floor(corpus, db_dsn):
+    """Of "redis kafka canary", the rarest words whose memories add up to at most 1,000 are
+    read whole (the rare branch: "canary" here). A memory must hold two of the three words, so
+    the branch reads only the memories holding a rare word and another word (462 here) where
+    it used to read every memory holding a rare word (992), scoring each and then dropping the
+    one-word ones on the floor. The answer is still the rule's."""
+    words = ["redis", "kafka", "canary"]
+    plans: list[str] = []
+    rows, need = _leg(db_dsn, " ".join(words), plans=plans, analyze=True)
+    assert need == 2
+    matched = _matches(corpus, words)
+    held = {w: _matches(corpus, [w]) for w in words}
+    rare = [words[i] for i in rarest([sum(held[w].values()) for w in words], LEXICAL_CANDIDATES)]
+    holds_rare = {i for i in matched if any(held[w][i] for w in rare)}
+    can_pass = sum(1 for i in holds_rare if matched[i] >= need)
+    assert (rare, can_pass, len(holds_rare)) == (["canary"], 462, 992)
+    bodies = [text.split("plan:", 1)[1].strip() for text in plans if "plan:" in text]
+    branch = [n for body in bodies if body.startswith("{")
+              for n in nodes(json.loads(body)["Plan"])
+              if n.get("Node Type") == "Bitmap Heap Scan" and n.get("Relation Name") == "memories"
+              and "search_tsv @@" in n.get("Filter", "")]
+    assert [n["Actual Rows"] for n in branch] == [can_pass]
+    full = {i for i, n in matched.items() if n == 3}
+    assert len(rows) == 50 and {r["id"] for r in rows[:len(full)]} == full
+    assert all(matched[r["id"]] >= 2 for r in rows)
+
+
 def test_a_long_query_asks_for_at_most_two_of_its_words(corpus, db_dsn):
     words = ["ledger", "webhook", "redis", "kafka", "invoice", "tenant", "canary", "nightly",
              "budget", "quarterly", "forecast", "region"]
@@ -278,6 +315,57 @@ def test_coverage_gates_match_exactly_the_rows_they_promise(db_conn):
             [docs, at_least(terms, k)]).fetchone()[0]
         want = sorted(d for d in docs if len(d.split()) >= k)
         assert got == want, k
+
+
+def test_the_rare_gate_leaves_the_legs_answer_as_it_was(db_conn, db_dsn, monkeypatch):
+    """The leg with rare_gate against the leg reading every memory of a rare word (the plain
+    OR), on memories holding a phrase word whole, in part, or not at all: the same rows in the
+    same order. "billing delta" holds "billing" and a part of "delta-echo", which `matched`
+    counts, so it is an answer to "billing delta-echo kafka"."""
+    _remember(db_conn, NS, ["billing delta", "billing delta-echo", "billing kafka", "billing",
+                            "delta echo kafka", "kafka", "echo billing", "delta-echo kafka"])
+    queries = ["billing delta-echo kafka", "billing kafka", "delta-echo billing", "billing"]
+    new = [_leg(db_dsn, text)[0] for text in queries]
+    monkeypatch.setattr("storage.lexical_leg.rare_gate",
+                        lambda indexed, loose, rare, need: any_of([indexed[i] for i in rare]))
+    old = [_leg(db_dsn, text)[0] for text in queries]
+    assert new == old
+    assert "billing delta" in _contents(new[0], db_conn)
+
+
+def test_the_rare_gate_matches_exactly_the_rows_that_can_pass_the_floor(db_conn):
+    """rare_gate, evaluated by PostgreSQL, against brute force: documents made of subsets of
+    six words ("delta" is a part of the phrase term "delta-echo"), every choice of rare terms,
+    need 1 to 3. A document passes when it holds a rare term and at least need - 1 other terms
+    as the leg's `matched` counts them: any lexeme of the term (so "delta" alone counts for
+    "delta-echo" among the others, as it does in `matched`)."""
+    words = ["alpha", "bravo", "charlie", "delta-echo", "foxtrot"]
+    terms = [db_conn.execute("SELECT memhub_query_terms(%s)", [w]).fetchone()[0][0]
+             for w in words]
+    lexemes = [set(db_conn.execute("SELECT memhub_tsquery_lexemes(%s::tsquery)",
+                                   [t]).fetchone()[0]) for t in terms]
+    tokens = [*words, "delta"]
+    docs = [" ".join(w for j, w in enumerate(tokens) if mask >> j & 1) for mask in range(64)]
+    vectors = "to_tsvector('english', d) || to_tsvector('simple', d)"
+    held = {d: (set(lx), exact) for d, lx, exact in db_conn.execute(
+        f"""SELECT d, array(SELECT lexeme FROM unnest({vectors})),
+                   array(SELECT t FROM unnest(%s::text[]) AS t WHERE {vectors} @@ t::tsquery)
+              FROM unnest(%s::text[]) AS d""", [terms, docs]).fetchall()}
+    loose = [any_lexeme(t, "") for t in terms]
+    for rare in ([0], [3], [1, 4], [0, 2, 3]):
+        for need in (1, 2, 3):
+            got = db_conn.execute(
+                f"""SELECT coalesce(array_agg(d ORDER BY d), '{{}}')
+                      FROM unnest(%s::text[]) AS d WHERE {vectors} @@ %s::tsquery""",
+                [docs, rare_gate(terms, loose, rare, need)]).fetchone()[0]
+            want = sorted(
+                d for d, (lx, exact) in held.items()
+                if any(terms[i] in exact for i in rare)
+                and sum(bool(lexemes[j] & lx) for j in range(len(terms))) >= need)
+            assert got == want, (rare, need)
+    # Past MAX_WORD_TESTS word tests a row, the gate is the plain OR of the rare terms.
+    many = [f"( 'w{i}' )" for i in range(40)]
+    assert rare_gate(many, many, list(range(10)), 2) == any_of(many[:10])
 
 
 # Each word of a query is looked up by its English forms only (migration 0010): a memory
