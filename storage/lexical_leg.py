@@ -82,9 +82,14 @@ def index_form(term: str, key: str) -> str:
     def lexeme_or_op(match: re.Match) -> str:
         if match.group(1) is None:
             return "&"  # a phrase operator left next to parentheses: AND is still a superset
-        return "'" + key + match.group(1)[1:]
+        return _namespaced(match.group(1), key)
 
     return _LEXEME_OR_OP.sub(lexeme_or_op, _PHRASE.sub(phrase, term))
+
+
+def _namespaced(quoted: str, key: str) -> str:
+    """A lexeme as PostgreSQL quotes it in tsquery text, as the index holds it: after `key`."""
+    return "'" + key + quoted[1:]
 
 
 def rarest(df: Sequence[float], budget: int) -> list[int]:
@@ -109,7 +114,7 @@ def any_lexeme(term: str, key: str) -> str:
     """tsquery text matching a memory (in the namespaced-lexeme index) that holds any lexeme of
     `term`: how the leg's `matched` counts a word (search.lexical), looser than the term itself
     (a part of a phrase counts)."""
-    return " | ".join("'" + key + m[1:] for m in re.findall(_LEXEME, term))
+    return " | ".join(_namespaced(m, key) for m in re.findall(_LEXEME, term))
 
 
 def rare_gate(indexed: Sequence[str], loose: Sequence[str], rare: Sequence[int],
