@@ -105,6 +105,7 @@ class SearchStore:
         lexical, embedding = self._prepare(namespace, query, mode, kinds, tags, depth)
 
         async def read(conn: psycopg.AsyncConnection) -> tuple[list[dict[str, Any]], bool]:
+            await self._plan_semantic(conn, namespace, mode, depth)
             vector, degraded = await embedding
             ranked = await self._ranked(conn, namespace, query, vector, mode, kinds, tags, depth,
                                         lexical)
@@ -147,6 +148,7 @@ class SearchStore:
             # Rows and vectors in one read, binary: 300 vectors parsed from their text form
             # cost ~30 ms of Python. No vectors while degraded (word overlap instead).
             if query is not None:
+                await self._plan_semantic(conn, namespace, "hybrid", CONTEXT_DEPTH)
                 vector, degraded = await embedding
                 ranked = await self._ranked(conn, namespace, query, vector, "hybrid", kinds,
                                             None, CONTEXT_DEPTH, lexical)
@@ -227,6 +229,16 @@ class SearchStore:
         finally:
             _abandon(lexical)
             _abandon(embedding)
+
+    async def _plan_semantic(self, conn: psycopg.AsyncConnection, namespace: str, mode: str,
+                             depth: int) -> None:
+        """Let the semantic leg take the HNSW index where the planner, misled by counting the
+        namespace twice, would scan a mid-sized namespace's vectors one by one (the
+        search.semantic_plan statement says when). Run while the query is embedded, so it
+        costs a search no waiting."""
+        if mode != "lexical" and self._model_ready():
+            await conn.execute(q("search.semantic_plan"), {"namespace": namespace,
+                                                           "depth": depth})
 
     async def _query_vector(self, query: str, mode: str) -> tuple[np.ndarray | None, bool]:
         """(vector or None, degraded). Semantic-only without a model is an error, not a silent

@@ -114,6 +114,25 @@ SELECT id, matched, rank
  ORDER BY rank DESC, seq DESC
  LIMIT %(depth)s;
 
+-- name: semantic_plan
+-- Run in the search transaction before the semantic statement (while the query is embedded).
+-- The planner counts a namespace twice, once for the statement's own predicate and once for
+-- the row-level-security policy, so it expects a namespace holding a fraction f of the table's
+-- vectors to hold f^2 and scans a mid-sized one exactly (every vector, ~5 us each) where the
+-- HNSW index is faster (docs/perf.md, "A mid-sized namespace beside a large one"). The HNSW
+-- scan filters to the namespace as it goes, visiting about depth * total / docs vectors; when
+-- that is at most half the namespace's own size, the index is cheaper, and sorts are disabled
+-- for the rest of this read-only transaction so the planner takes it (its later statements
+-- are re-reads by id, which sort nothing). Otherwise the planner decides, as before. `docs`
+-- is the namespace's live memories at the last lexicon refresh; a namespace not yet counted,
+-- or a table never analysed, leaves the planner alone.
+SELECT set_config('enable_sort', 'off', true) AS enable_sort
+  FROM lexicon_state s, pg_class c
+ WHERE s.namespace = %(namespace)s
+   AND c.oid = 'memory_embeddings'::regclass
+   AND c.reltuples > 0
+   AND s.docs::float8 * s.docs >= 2.0 * %(depth)s * c.reltuples;
+
 -- name: semantic
 -- Nearest first among live memories whose vector is of their current revision and of the
 -- configured model; the distance gate is applied outside the LIMIT so the HNSW scan is never
