@@ -105,7 +105,7 @@ class SearchStore:
         lexical, embedding = self._prepare(namespace, query, mode, kinds, tags, depth)
 
         async def read(conn: psycopg.AsyncConnection) -> tuple[list[dict[str, Any]], bool]:
-            await self._plan_semantic(conn, namespace, mode, depth)
+            await self._plan_semantic(conn, namespace, mode, depth, bool(kinds or tags))
             vector, degraded = await embedding
             ranked = await self._ranked(conn, namespace, query, vector, mode, kinds, tags, depth,
                                         lexical)
@@ -148,7 +148,7 @@ class SearchStore:
             # Rows and vectors in one read, binary: 300 vectors parsed from their text form
             # cost ~30 ms of Python. No vectors while degraded (word overlap instead).
             if query is not None:
-                await self._plan_semantic(conn, namespace, "hybrid", CONTEXT_DEPTH)
+                await self._plan_semantic(conn, namespace, "hybrid", CONTEXT_DEPTH, bool(kinds))
                 vector, degraded = await embedding
                 ranked = await self._ranked(conn, namespace, query, vector, "hybrid", kinds,
                                             None, CONTEXT_DEPTH, lexical)
@@ -231,12 +231,14 @@ class SearchStore:
             _abandon(embedding)
 
     async def _plan_semantic(self, conn: psycopg.AsyncConnection, namespace: str, mode: str,
-                             depth: int) -> None:
+                             depth: int, filtered: bool) -> None:
         """Let the semantic leg take the HNSW index where the planner, misled by counting the
         namespace twice, would scan a mid-sized namespace's vectors one by one (the
         search.semantic_plan statement says when). Run while the query is embedded, so it
-        costs a search no waiting."""
-        if mode != "lexical" and self._model_ready():
+        costs a search no waiting. Not for a read filtered by kind or tag: the index would
+        have to pass every vector without them, and the planner weighs the filter's
+        selectivity (a rare tag's few vectors sorted exactly) where the rule cannot."""
+        if mode != "lexical" and not filtered and self._model_ready():
             await conn.execute(q("search.semantic_plan"), {"namespace": namespace,
                                                            "depth": depth})
 

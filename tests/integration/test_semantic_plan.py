@@ -38,8 +38,8 @@ def world(module_dsn, embedder):
 
 
 def _arrange(conn, model: str) -> None:
-    for ns, size in SIZES.items():
-        bulk_insert_memories(conn, ns, size)
+    for ns, size in SIZES.items():  # every 100th memory of each tagged "rare"
+        bulk_insert_memories(conn, ns, size, tags=lambda i: ["rare"] if i % 100 == 0 else [])
     # Random unit-free vectors: which plan reads them is what matters here, not their meaning.
     conn.execute(
         "INSERT INTO memory_embeddings (memory_id, namespace, revision, model, embedding)"
@@ -133,9 +133,28 @@ async def test_a_search_of_the_mid_sized_namespace_reads_the_hnsw_index(world, t
     assert scans[BY_NAMESPACE] == before[BY_NAMESPACE]
 
 
-def _index_scans(dsn: str) -> dict[str, int]:
+async def test_a_filtered_search_is_left_to_the_planner(world, tmp_path, embedder):
+    """A tag held by 12 of the namespace's 1,200 memories: its vectors are read through the
+    tag's index and sorted; forcing the HNSW index would make the scan pass ~7,000 other
+    vectors to find them."""
+    settings = make_settings(world, tmp_path, semantic_max_distance=2.0,
+                             semantic_neighbour_max_distance=2.0)
+    before = _index_scans(world, table="memories")
+    hnsw_before = _index_scans(world)[HNSW]
+    async with open_backend(settings, embedder) as backend:
+        found = (await backend.search(WRITER, MID, "ledger entry", limit=20, tags=["rare"],
+                                      mode="semantic"))["results"]
+    assert len(found) == 12 and all(r["memory"]["tags"] == ["rare"] for r in found)
+    deadline = time.monotonic() + 30  # wait until the backend has reported its counters
+    while _index_scans(world, table="memories") == before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _index_scans(world, table="memories") != before
+    assert _index_scans(world)[HNSW] == hnsw_before
+
+
+def _index_scans(dsn: str, table: str = "memory_embeddings") -> dict[str, int]:
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("SET stats_fetch_consistency = none")
         return {name: n for name, n in conn.execute(
             "SELECT indexrelname, idx_scan FROM pg_stat_user_indexes"
-            " WHERE relname = 'memory_embeddings'").fetchall()}
+            " WHERE relname = %s", [table]).fetchall()}
