@@ -2,8 +2,8 @@
 namespace that carry every tag asked for, whatever characters a tag holds, read through the
 namespaced tags' index (migration 0016) rather than by walking the namespace.
 
-Mutation checks (docs/failure-modes.md): the filters written as `tags @> ...` again make the
-plan tests fail (every memory of the namespace read for a rare tag); a gate that does not quote
+Mutation checks (docs/failure-modes.md): the filters written as `tags @> ...` again (the
+lexical leg's levels included, 0019) make the plan tests fail (every memory of the namespace read for a rare tag); a gate that does not quote
 its lexemes fails the exactness test (tsquery syntax in a tag)."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import random
 
 import pytest
 
+from storage.lexical_leg import index_form
 from storage.pg_search import search_gucs
 from storage.queries import q
 from tests.conftest import make_settings
@@ -128,6 +129,23 @@ def test_the_semantic_leg_under_a_rare_tag_reads_only_the_memories_carrying_it(d
     plan = explain_as_app(db_dsn, NS, sql, params, gucs=search_gucs(100))
     assert plan["Actual Rows"] == RARE_SIZE // 1000
     assert rows_read(plan) <= 10, json.dumps(plan, indent=1)
+
+
+def test_a_lexical_level_under_a_rare_tag_reads_only_the_memories_carrying_it(db_conn, db_dsn):
+    """A coverage level of the lexical leg (memhub_lexical_gate, 0019): every memory holds the
+    level's word ("ledger"); the tag's index, ANDed with the words', leaves only the three
+    tagged ones to read."""
+    bulk_insert_memories(db_conn, NS, RARE_SIZE, tags=_rare_and_common)
+    db_conn.execute("ANALYZE memories")
+    key = db_conn.execute("SELECT memhub_ns_key(%s)", [NS]).fetchone()[0]
+    params = {"namespace": NS, "term": "'ledger'", "gate": index_form("'ledger'", key),
+              "tags": ["rare"]}
+    plan = explain_as_app(db_dsn, NS, (
+        "SELECT * FROM memhub_lexical_gate(%(namespace)s, ARRAY[%(term)s::tsquery],"
+        " %(gate)s::tsquery, 1, '{}', 100, NULL, %(tags)s::text[])"), params,
+        gucs=search_gucs(100))
+    assert plan["Actual Rows"] == RARE_SIZE // 1000
+    assert 0 < rows_read(plan) <= 10, json.dumps(plan, indent=1)
 
 
 def test_the_tags_column_is_keyed_as_the_words_are(db_conn):
