@@ -3,6 +3,9 @@ tokenizer, the query cache and the argument bounds."""
 
 from __future__ import annotations
 
+import itertools
+import math
+import random
 import socket
 
 import numpy as np
@@ -10,7 +13,14 @@ import pytest
 
 from errors import InvalidInput
 from storage import base_search as bs
-from storage.context_pack import Candidate, count_tokens, dumps, knapsack, pack
+from storage.context_pack import (
+    KNAPSACK_CELLS,
+    Candidate,
+    count_tokens,
+    dumps,
+    knapsack,
+    pack,
+)
 from storage.fusion import rrf
 from storage.lru import LRU
 
@@ -43,6 +53,60 @@ def test_knapsack_never_exceeds_capacity_even_when_coarsened(capacity):
 def test_knapsack_prefers_the_better_combination():
     # Greedy by value would take the 6-weight item alone; two 5s are worth more.
     assert knapsack([6, 5, 5], [10.0, 8.0, 8.0], 10) == [1, 2]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_knapsack_finds_the_best_value(seed):
+    """Against every subset of up to 12 items: the chosen set is within capacity and worth the
+    most any subset is."""
+    rng = random.Random(seed)
+    n = rng.randint(1, 12)
+    weights = [rng.randint(1, 9) for _ in range(n)]
+    values = [float(rng.choice([0, 1, 2, 3, 3, 4])) for _ in range(n)]  # ties on purpose
+    capacity = rng.randint(0, 30)
+    chosen = knapsack(weights, values, capacity)
+    assert sum(weights[i] for i in chosen) <= capacity
+    fitting = [s for r in range(n + 1) for s in itertools.combinations(range(n), r)
+               if sum(weights[i] for i in s) <= capacity]
+    top = max(sum(values[i] for i in s) for s in fitting)
+    assert sum(values[i] for i in chosen) == top
+
+
+def _knapsack_cell_by_cell(weights, values, capacity):
+    """The DP as first written, one cell at a time (the reference for the whole-row form)."""
+    n = len(weights)
+    if n == 0 or capacity <= 0:
+        return []
+    unit = max(1, math.ceil(n * capacity / KNAPSACK_CELLS))
+    w = [math.ceil(x / unit) for x in weights]
+    cap = capacity // unit
+    best = [0.0] * (cap + 1)
+    take = [[False] * (cap + 1) for _ in range(n)]
+    for i in range(n):
+        if w[i] > cap or values[i] <= 0:
+            continue
+        for c in range(cap, w[i] - 1, -1):
+            if best[c - w[i]] + values[i] > best[c]:
+                best[c] = best[c - w[i]] + values[i]
+                take[i][c] = True
+    chosen, c = [], cap
+    for i in range(n - 1, -1, -1):
+        if take[i][c]:
+            chosen.append(i)
+            c -= w[i]
+    return sorted(chosen)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_knapsack_chooses_what_the_cell_by_cell_table_chooses(seed):
+    """The same set, ties included, exact and coarsened (200 items of up to 300 tokens)."""
+    rng = random.Random(seed)
+    n = rng.choice([5, 40, 200])
+    weights = [rng.randint(1, 300) for _ in range(n)]
+    values = [rng.choice([0.0, 0.25, 0.5, rng.random()]) for _ in range(n)]
+    capacity = rng.choice([0, 10, 500, 2000, 8000])
+    assert knapsack(weights, values, capacity) == _knapsack_cell_by_cell(weights, values,
+                                                                         capacity)
 
 
 def _candidate(i, kind, relevance, words=None, vector=None):
