@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
@@ -69,8 +70,13 @@ LEXICAL_MAX_NEED = 2
 # level is read after an overflowing one: then up to twice this, migration 0009); every
 # candidate is then scored by BM25.
 LEXICAL_CANDIDATES = 1000
-# memory_context ranks this many candidates before packing.
-CONTEXT_DEPTH = 100
+# memory_context ranks this many candidates per leg for each 1,000 tokens of its budget (within
+# MIN_LEG_DEPTH..MAX_LEG_DEPTH) before packing: at ~100 tokens a memory, about four candidates
+# for each memory that can fit, enough for the kinds' quotas and MMR to choose from, where a
+# fixed 100 read far more than 2,000 tokens can hold (at 100k memories the lexical leg went
+# past its strict levels into a loose one: 24 ms against 7 at depth 80, docs/perf.md) and too
+# few for a budget of 32,000.
+CONTEXT_DEPTH_PER_1K_TOKENS = 40
 CONTEXT_RECENT_DEPTH = 300
 
 
@@ -139,19 +145,19 @@ class SearchStore:
         budget_tokens = check_int(budget_tokens, "budget_tokens", 1, MAX_BUDGET_TOKENS)
         kinds = check_kinds(kinds)
         lexical = embedding = None
+        depth = context_depth(budget_tokens)
         if query is not None:
-            lexical, embedding = self._prepare(namespace, query, "hybrid", kinds, None,
-                                               CONTEXT_DEPTH)
+            lexical, embedding = self._prepare(namespace, query, "hybrid", kinds, None, depth)
         model = self.embedder.model_name if self.embedder is not None else ""
 
         async def read(conn: psycopg.AsyncConnection):
             # Rows and vectors in one read, binary: 300 vectors parsed from their text form
             # cost ~30 ms of Python. No vectors while degraded (word overlap instead).
             if query is not None:
-                await self._plan_semantic(conn, namespace, "hybrid", CONTEXT_DEPTH, bool(kinds))
+                await self._plan_semantic(conn, namespace, "hybrid", depth, bool(kinds))
                 vector, degraded = await embedding
                 ranked = await self._ranked(conn, namespace, query, vector, "hybrid", kinds,
-                                            None, CONTEXT_DEPTH, lexical)
+                                            None, depth, lexical)
                 found = await self._materialise(conn, namespace, ranked,
                                                 vectors_of="" if degraded else model)
                 top = max((r["score"] for r in found), default=1.0)
@@ -355,6 +361,12 @@ def _pack_scored(scored: list[tuple[dict[str, Any], float]], vectors: dict[Any, 
         for row, relevance in scored
     ]
     return pack(candidates, budget_tokens)
+
+
+def context_depth(budget_tokens: int) -> int:
+    """Candidates per leg memory_context ranks for `budget_tokens` (CONTEXT_DEPTH_PER_1K_TOKENS)."""
+    return min(max(math.ceil(CONTEXT_DEPTH_PER_1K_TOKENS * budget_tokens / 1000), MIN_LEG_DEPTH),
+               MAX_LEG_DEPTH)
 
 
 def context_item(row: dict[str, Any]) -> dict[str, Any]:

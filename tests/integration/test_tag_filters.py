@@ -3,8 +3,9 @@ namespace that carry every tag asked for, whatever characters a tag holds, read 
 namespaced tags' index (migration 0016) rather than by walking the namespace.
 
 Mutation checks (docs/failure-modes.md): the filters written as `tags @> ...` again (the
-lexical leg's levels included, 0019) make the plan tests fail (every memory of the namespace read for a rare tag); a gate that does not quote
-its lexemes fails the exactness test (tsquery syntax in a tag)."""
+lexical leg's levels included, 0019) make the plan tests fail (every memory of the namespace
+read for a rare tag); a gate that does not quote its lexemes fails the exactness test (tsquery
+syntax in a tag)."""
 
 from __future__ import annotations
 

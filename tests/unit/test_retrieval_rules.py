@@ -23,6 +23,7 @@ from storage.context_pack import (
 )
 from storage.fusion import rrf
 from storage.lru import LRU
+from storage.pg_search import context_depth
 
 
 def test_rrf_fuses_ranks_not_scores():
@@ -107,6 +108,12 @@ def test_knapsack_chooses_what_the_cell_by_cell_table_chooses(seed):
     capacity = rng.choice([0, 10, 500, 2000, 8000])
     assert knapsack(weights, values, capacity) == _knapsack_cell_by_cell(weights, values,
                                                                          capacity)
+
+
+@pytest.mark.parametrize(("budget", "depth"), [(1, 30), (500, 30), (2000, 80), (2500, 100),
+                                               (5000, 200), (32000, 200)])
+def test_memory_context_ranks_candidates_for_its_budget(budget, depth):
+    assert context_depth(budget) == depth
 
 
 def _candidate(i, kind, relevance, words=None, vector=None):
