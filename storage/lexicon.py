@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
@@ -40,10 +41,18 @@ DUE_COUNT_CAP = 100_000  # new memories counted per namespace when deciding
 RECOUNT_TIMEOUT = "10min"
 
 
-async def due_in(conn: psycopg.AsyncConnection) -> list[dict[str, Any]]:
+async def due_in(conn: psycopg.AsyncConnection,
+                 namespaces: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """[{namespace, docs, new}] of the namespaces visible in this transaction that should be
-    recounted (the policy in the module docstring)."""
-    cur = await conn.execute(q("lexicon.namespaces"), {"max_age": DUE_MAX_AGE})
+    recounted (the policy in the module docstring). `namespaces`: the transaction's scope when
+    it is a list (a scoped token's `stats`): those are probed one by one instead of walking
+    the namespaces' index, whose walk passes every other namespace's entries before reaching
+    them (row-level security drops those only after reading them)."""
+    if namespaces is None:
+        cur = await conn.execute(q("lexicon.namespaces"), {"max_age": DUE_MAX_AGE})
+    else:
+        cur = await conn.execute(q("lexicon.namespaces_in"), {
+            "max_age": DUE_MAX_AGE, "namespaces": sorted(set(namespaces))})
     out = []
     for row in await cur.fetchall():
         # Unnamed, so planned for these values: the generic plan PostgreSQL switches a
@@ -63,7 +72,11 @@ async def due_in(conn: psycopg.AsyncConnection) -> list[dict[str, Any]]:
 
 async def due(backend: PgCore, scope: str | list[str] = "*") -> list[dict[str, Any]]:
     """[{namespace, docs, new}] of the namespaces in `scope` that should be recounted."""
-    return await backend._run(scope, due_in, retry_safe=True)
+    async def read(conn: psycopg.AsyncConnection) -> list[dict[str, Any]]:
+        return await due_in(conn, None if scope == "*" else [scope] if isinstance(scope, str)
+                            else scope)
+
+    return await backend._run(scope, read, retry_safe=True)
 
 
 async def refresh(backend: PgCore, namespace: str) -> int:

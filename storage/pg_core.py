@@ -247,12 +247,16 @@ class PgCore:
 
         async def read(conn: psycopg.AsyncConnection) -> dict[str, Any]:
             counts: dict[str, dict[str, int]] = {}
-            cur = await conn.execute(q("stats.memory_counts"))
+            if principal.namespaces is None:
+                cur = await conn.execute(q("stats.memory_counts"))
+            else:
+                cur = await conn.execute(q("stats.memory_counts_in"),
+                                         {"namespaces": list(principal.namespaces)})
             for row in await cur.fetchall():
                 counts.setdefault(row["namespace"], {})[row["status"]] = row["n"]
             cur = await conn.execute(q("stats.embedding_queue"))
             queue = await cur.fetchone()
-            due = [row["namespace"] for row in await due_in(conn)]
+            due = [row["namespace"] for row in await due_in(conn, principal.namespaces)]
             return {"namespaces": counts, "embedding_queue": dict(queue),
                     "lexicon": {"due": due}}
 

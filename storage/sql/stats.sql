@@ -1,6 +1,18 @@
 -- name: memory_counts
+-- Every namespace in scope (a token for all namespaces): the whole table.
 SELECT namespace, status, count(*)::int AS n
   FROM memories
+ GROUP BY namespace, status
+ ORDER BY namespace, status;
+
+-- name: memory_counts_in
+-- A token's own namespaces, read through the (namespace, status, seq) index. Row-level security
+-- alone would keep the answer right but not the work: the policy's test is not an index
+-- condition, so every namespace's rows were read and dropped (43 ms for 1,000 memories beside
+-- 143,000; 0.7 ms now).
+SELECT namespace, status, count(*)::int AS n
+  FROM memories
+ WHERE namespace = ANY (%(namespaces)s::text[])
  GROUP BY namespace, status
  ORDER BY namespace, status;
 
