@@ -72,11 +72,7 @@ async def due_in(conn: psycopg.AsyncConnection,
 
 async def due(backend: PgCore, scope: str | list[str] = "*") -> list[dict[str, Any]]:
     """[{namespace, docs, new}] of the namespaces in `scope` that should be recounted."""
-    async def read(conn: psycopg.AsyncConnection) -> list[dict[str, Any]]:
-        return await due_in(conn, None if scope == "*" else [scope] if isinstance(scope, str)
-                            else scope)
-
-    return await backend._run(scope, read, retry_safe=True)
+    return await backend._run(scope, due_in, retry_safe=True)
 
 
 async def refresh(backend: PgCore, namespace: str) -> int:
