@@ -9,9 +9,9 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from errors import InvalidInput
+from storage.memory_input import KINDS
 
 MODES = ("hybrid", "lexical", "semantic")
-KINDS = ("DECISION", "FACT", "CONVENTION", "NOTE", "TODO")
 MAX_QUERY_CHARS = 1000
 MAX_LIMIT = 100
 MAX_BUDGET_TOKENS = 32000

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from errors import MemhubError
 from storage.background import run_until_shutdown
+from storage.planner_stats import PlannerStats
 from storage.queries import q
 
 if TYPE_CHECKING:
@@ -102,12 +103,19 @@ async def refresh_due(backend: PgCore) -> dict[str, int]:
 
 
 async def refresh_forever(backend: PgCore, period: float) -> None:
+    planner = PlannerStats()
     while True:
         try:
             await refresh_due(backend)
         except MemhubError as err:
             # A database blip must not stop the recounts; the next period tries again.
             logger.warning("lexicon recount failed", extra={"code": err.code})
+        try:
+            # The recount has just sized every namespace: what the planner was last told of
+            # them is checked against those sizes (storage/planner_stats.py).
+            await planner.follow(backend)
+        except MemhubError as err:
+            logger.warning("planner statistics refresh failed", extra={"code": err.code})
         await asyncio.sleep(period)
 
 

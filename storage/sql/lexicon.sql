@@ -40,3 +40,31 @@ SELECT count(*)::int AS new
 
 -- name: refresh
 SELECT memhub_refresh_lexicon(%(namespace)s) AS docs;
+
+-- name: planner_stats_due
+-- Namespaces (of at least %(min_rows)s memories or vectors) that have doubled since memhub last
+-- analyzed them (migration 0020, storage/planner_stats.py). A namespace's vectors are its
+-- live memories less those whose embedding is still pending.
+SELECT s.namespace, s.docs, s.docs - coalesce(j.pending, 0) AS vectors
+  FROM lexicon_state s
+  LEFT JOIN (SELECT namespace, count(*)::int AS pending
+               FROM embedding_jobs WHERE status = 'pending' GROUP BY namespace) j
+         ON j.namespace = s.namespace
+ WHERE (s.docs >= %(min_rows)s AND s.docs >= 2 * coalesce(s.analyzed_docs, 0))
+    OR (s.docs - coalesce(j.pending, 0) >= %(min_rows)s
+        AND s.docs - coalesce(j.pending, 0) >= 2 * coalesce(s.analyzed_vectors, 0))
+ ORDER BY s.namespace;
+
+-- name: analyze_namespaces
+SELECT memhub_analyze_namespaces() AS analyzed;
+
+-- name: planner_stats_analyzed
+-- After an ANALYZE: what every namespace held when it was taken.
+UPDATE lexicon_state s
+   SET analyzed_docs = s.docs,
+       analyzed_vectors = s.docs - coalesce(j.pending, 0)
+  FROM lexicon_state t
+  LEFT JOIN (SELECT namespace, count(*)::int AS pending
+               FROM embedding_jobs WHERE status = 'pending' GROUP BY namespace) j
+         ON j.namespace = t.namespace
+ WHERE t.namespace = s.namespace;

@@ -68,22 +68,25 @@ def owner_execute(dsn: str, sql: str, params=None):
 
 
 def bulk_insert_memories(conn: psycopg.Connection, namespace: str, count: int,
-                         tags: Callable[[int], list[str]] | None = None) -> None:
+                         tags: Callable[[int], list[str]] | None = None,
+                         first: int = 1) -> None:
     """`count` ACTIVE memories straight into the table as the owner, each with its revision
     (one transaction: each memory must mirror its revision by COMMIT). For tests about plans
     at a size that writing through the API would make slow. `tags(i)`: the tags of the i-th
-    (1-based; none by default)."""
-    tag_lists = [tags(i) if tags else [] for i in range(1, count + 1)]
+    (1-based; none by default). `first`: the number of the first (its text holds it; a
+    namespace grown by a second call starts where the first stopped)."""
+    tag_lists = [tags(i) if tags else [] for i in range(first, first + count)]
     with conn.transaction():
         conn.execute(
             "INSERT INTO memories (namespace, kind, title, content, tags, content_hash,"
             " author_client) SELECT %(ns)s, (ARRAY['DECISION','FACT','NOTE'])[1 + i %% 3],"
             " 'note ' || i, 'ledger entry ' || i,"
-            " ARRAY(SELECT jsonb_array_elements_text(%(tags)s::jsonb -> (i - 1)::int)),"
+            " ARRAY(SELECT jsonb_array_elements_text(%(tags)s::jsonb -> (i - %(first)s)::int)),"
             " decode(md5(%(ns)s || i), 'hex'),"
-            " 'test' FROM generate_series(1, %(n)s) AS i",
-            {"ns": namespace, "n": count, "tags": json.dumps(tag_lists)})
+            " 'test' FROM generate_series(%(first)s, %(first)s + %(n)s - 1) AS i",
+            {"ns": namespace, "n": count, "first": first, "tags": json.dumps(tag_lists)})
         conn.execute(
             "INSERT INTO memory_revisions (memory_id, namespace, revision, title, content, tags,"
             " author_client) SELECT id, namespace, 1, title, content, tags, author_client"
-            " FROM memories WHERE namespace = %s", [namespace])
+            " FROM memories m WHERE namespace = %s AND NOT EXISTS"
+            " (SELECT 1 FROM memory_revisions r WHERE r.memory_id = m.id)", [namespace])
