@@ -61,7 +61,7 @@ class Ledger:
         self.superseded_at: dict[str, float] = {}   # id -> when its supersession was acked
         self.written: dict[str, str] = {}           # id -> content acknowledged
         self.replaced_by: dict[str, str] = {}       # superseded id -> its replacement
-        self.hot: dict[str, dict] = {}              # id -> {"revision", "content", "revised"}
+        self.hot: dict[str, dict] = {}              # id -> {"revision", "revised", "acked"}
         self.latency: dict[str, list[float]] = defaultdict(list)
         self.errors: Counter = Counter()
         self.error_samples: dict[str, str] = {}
@@ -155,13 +155,14 @@ async def client_loop(base: str, ledger: Ledger, run: str, worker: int, until: f
                 if answer and answer.get("outcome") == "revised":
                     revision = answer["memory"]["revision"]
                     state["revised"] += 1
-                    if revision > state["revision"]:
-                        state["revision"], state["content"] = revision, content
+                    state["acked"][revision] = content
+                    state["revision"] = max(state["revision"], revision)
                 elif answer and answer.get("outcome") == "conflict":
+                    # The winner's revision; its text arrives with the winner's own answer,
+                    # which may come after this one.
                     current = answer.get("current_revision")
-                    if isinstance(current, int) and current > state["revision"]:
-                        # The winner's revision; its content arrives with its own `revised`.
-                        state["revision"] = current
+                    if isinstance(current, int):
+                        state["revision"] = max(state["revision"], current)
 
 
 async def verify(base: str, ledger: Ledger) -> list[str]:
@@ -174,7 +175,8 @@ async def verify(base: str, ledger: Ledger) -> list[str]:
             if memory["revision"] != 1 + state["revised"]:
                 problems.append(f"hot {hot_id}: revision {memory['revision']} after "
                                 f"{state['revised']} acknowledged revisions")
-            elif state["revised"] and state["content"] not in memory["content"]:
+            elif state["revised"] and state["acked"].get(memory["revision"], "\0") \
+                    not in memory["content"]:
                 problems.append(f"hot {hot_id}: content is not the last acknowledged revision's")
         for memory_id, content in ledger.written.items():
             memory = (await client.call_tool("memory_get", {"namespace": ledger.namespace,
@@ -252,7 +254,8 @@ async def seed_hot_only(base: str, ledger: Ledger) -> None:
                 "title": f"hot decision {i} ({random.random():.6f})",
                 "content": f"Hot memory {i} ({random.random():.9f}): every load client "
                            "revises it."})).structured_content
-            ledger.hot[answer["memory"]["id"]] = {"revision": 1, "content": "", "revised": 0}
+            # revision: the newest known (the next expected); acked: revision -> its text
+            ledger.hot[answer["memory"]["id"]] = {"revision": 1, "revised": 0, "acked": {}}
 
 
 def _print_level(level: dict) -> None:

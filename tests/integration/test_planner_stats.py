@@ -21,7 +21,7 @@ import json
 import psycopg
 
 from storage import lexicon
-from storage.pg_search import search_gucs
+from storage.pg_search import CONTEXT_RECENT_DEPTH, search_gucs
 from storage.planner_stats import MIN_ROWS, PlannerStats
 from storage.postgres import PostgresBackend
 from storage.queries import q
@@ -31,7 +31,6 @@ from tests.support.retrieval import bulk_insert_memories
 
 BIG, FRESH = "planner-big", "planner-fresh"
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-DEPTH = 300
 
 
 def _vectors(conn: psycopg.Connection, namespace: str) -> None:
@@ -59,7 +58,8 @@ def _arrange(conn: psycopg.Connection, fresh: int) -> None:
 
 def _recent_plan(dsn: str) -> dict:
     return explain_as_app(dsn, FRESH, q("search.context_recent"),
-                          {"namespace": FRESH, "model": MODEL, "kinds": None, "depth": DEPTH},
+                          {"namespace": FRESH, "model": MODEL, "kinds": None,
+                           "depth": CONTEXT_RECENT_DEPTH},
                           search_gucs(100))
 
 
