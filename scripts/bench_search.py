@@ -2,7 +2,8 @@
 """Search latency and write throughput at 1k, 10k and 100k memories in one namespace.
 
     python scripts/bench_search.py [--sizes 1000,10000,100000] [--queries 200]
-                                   [--embed-threads N] [--query-quantize none|int8]
+                                   [--embed-threads N]
+                                   [--query-quantize int8-block|int8-token|int8|none]
                                    [--out FILE]
 
 What it measures, per corpus size:
@@ -367,7 +368,7 @@ def main() -> int:
     parser.add_argument("--embed-threads", type=int, default=None,
                         help="MEMHUB_EMBED_THREADS for the server (default: the server's own, "
                              "half the cores)")
-    parser.add_argument("--query-quantize", choices=("int8-block", "int8", "none"),
+    parser.add_argument("--query-quantize", choices=("int8-block", "int8-token", "int8", "none"),
                         default="int8-block",
                         help="MEMHUB_QUERY_QUANTIZE for the server (default: int8-block, the "
                              "server's default)")

@@ -8,17 +8,24 @@ are a quarter of those bytes and run on the CPU's int8 dot-product instructions.
 Memories are still embedded by the fp32 model (off the request path), so their vectors, the
 label stored with them and what they mean stay those of the shipped model.
 
-Two recipes, both onnxruntime's own quantizers:
-- `int8-block` (the default): weight-only quantization (`MatMulNBitsQuantizer`): each weight
-  column int8 in blocks of 128 with a scale per block; the products computed in int8 with the
-  activations quantized per block too (`accuracy_level` 4). Fine-grained scales keep query
-  vectors at cosine ~0.999 to fp32, and SciFact ranks as with fp32 (docs/perf.md).
-- `int8`: dynamic quantization (`quantize_dynamic`), weights int8 per output channel with
-  `reduce_range` (7-bit weights), activations per tensor: faster still, but vectors at cosine
-  ~0.99 and SciFact's hybrid nDCG@10 0.716 -> 0.707.
-Each copy is deterministic: the same source file always gives the same bytes. onnxruntime
-picks int8 kernels by CPU (VNNI or not), so the last digits of a query vector may differ
-between machines; memories' vectors, made by the shipped model, do not.
+Three recipes:
+- `int8-block` (the default): onnxruntime's weight-only quantizer (`MatMulNBitsQuantizer`):
+  each weight column int8 in blocks of 128 with a scale per block; the products computed in
+  int8 with the activations quantized per block too (`accuracy_level` 4). Query vectors at
+  cosine ~0.999 to fp32, and SciFact ranks as with fp32 (docs/perf.md). Fast on CPUs with
+  VNNI; on AVX2 alone it has no 8-bit kernel and runs at about fp32 speed.
+- `int8-token` (storage/token_int8.py): each weight matmul in integer arithmetic, the
+  activations quantized per token (row) after SmoothQuant's per-channel balancing, on
+  onnxruntime's plain `MatMulInteger` (u8 x s8, 7-bit weights, so AVX2 without VNNI cannot
+  saturate). Cosine ~0.9986 to fp32; for AVX2-only hosts, where a query took 5.5 ms against
+  int8-block's 7.4 (docs/perf.md, nineteenth session).
+- `int8`: onnxruntime's dynamic quantization (`quantize_dynamic`), weights int8 per output
+  channel with `reduce_range` (7-bit weights), activations per tensor: fastest, but vectors at
+  cosine ~0.99 and SciFact's hybrid nDCG@10 0.716 -> 0.707.
+Each copy is deterministic: the same source file (and, for int8-token, the same calibration
+texts and onnxruntime) always gives the same bytes. onnxruntime picks its kernels by CPU (VNNI
+or not), so the last digits of a query vector may differ between machines; memories' vectors,
+made by the shipped model, do not, and never depend on the recipe.
 
 The copy lives in `<cache_dir>/<sha256 of the source>-<recipe>/` beside the source's tokenizer
 files, built in a temporary directory and renamed into place, so processes starting together
@@ -33,6 +40,8 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+
+from storage.token_int8 import CALIBRATION
 
 logger = logging.getLogger(__name__)
 
@@ -50,8 +59,10 @@ def quantized_copy(source_dir: Path, model_file: str, cache_dir: Path,
         raise ValueError(f"unknown quantization recipe {recipe!r}; one of {RECIPES}")
     source = source_dir / model_file
     with source.open("rb") as fh:
-        digest = hashlib.file_digest(fh, "sha256").hexdigest()
-    target = cache_dir / f"{digest[:16]}-{recipe}"
+        digest = hashlib.file_digest(fh, "sha256")
+    for extra in _INPUTS.get(recipe, ()):  # whatever else the copy is made from
+        digest.update(extra.read_bytes())
+    target = cache_dir / f"{digest.hexdigest()[:16]}-{recipe}"
     if (target / model_file).is_file():
         return target
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -95,7 +106,18 @@ def _block_int8(source: Path, target: Path) -> None:
     quantizer.model.save_model_to_file(str(target), use_external_data_format=False)
 
 
+def _token_int8(source: Path, target: Path) -> None:
+    from storage.token_int8 import quantize_per_token
+
+    calibration = _INPUTS["int8-token"][0]  # the file the copy's name was made from
+    texts = [line for line in calibration.read_text().splitlines()
+             if line.strip() and not line.startswith("#")]
+    quantize_per_token(source, target, texts)
+
+
 # The recipes (MEMHUB_QUERY_QUANTIZE, the default first); each names its copy's directory, so a
 # different recipe is a different copy.
-_QUANTIZERS = {"int8-block": _block_int8, "int8": _dynamic_int8}
+_QUANTIZERS = {"int8-block": _block_int8, "int8-token": _token_int8, "int8": _dynamic_int8}
+# Files besides the model that a recipe's copy is made from: part of the copy's name.
+_INPUTS = {"int8-token": (CALIBRATION,)}
 RECIPES = tuple(_QUANTIZERS)
