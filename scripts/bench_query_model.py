@@ -33,17 +33,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from config import Settings  # noqa: E402
-from storage.embedder import _load_model, document_text  # noqa: E402
+from scripts.eval_retrieval import load_set  # noqa: E402
+from storage.embedder import document_text, load_model  # noqa: E402
 from storage.quantized_model import RECIPES  # noqa: E402
-
-EVAL = ROOT / "tests" / "eval"
 
 
 def eval_texts() -> tuple[list[str], list[str]]:
-    queries = [q["query"] for q in json.loads((EVAL / "queries.json").read_text())]
-    corpus = json.loads((EVAL / "corpus.json").read_text())
+    corpus, queries = load_set()
     memories = [document_text(m.get("title"), m["content"]) for m in corpus["memories"]]
-    return queries, memories
+    return [q["query"] for q in queries], memories
 
 
 def embed(model, text: str) -> np.ndarray:
@@ -80,16 +78,20 @@ def main() -> int:
     texts = queries + memories
 
     def load(recipe: str, n: int):
-        return _load_model(settings.embed_model, settings.embed_model_path, n,
-                           settings.embed_max_tokens, recipe, settings.model_cache_dir)
+        # The server's own loader; "none" runs on embed_threads, a copy on query_threads.
+        return load_model(settings.model_copy(update={"query_quantize": recipe,
+                                                      "query_threads": n,
+                                                      "embed_threads": n}),
+                          for_queries=True)
 
     cpu = platform.processor() or platform.machine()
     print(f"{len(queries)} queries + {len(memories)} memories; {cpu}")
     fp32 = load("none", 1)
     reference = [embed(fp32, t) for t in texts]
     report: dict = {"texts": len(texts), "closeness": {}, "query_ms_p50": {}}
-    for recipe in recipes:
-        vectors = [embed(load(recipe, 1), t) for t in texts]
+    for recipe in (r for r in recipes if r != "none"):  # none is the reference itself
+        model = load(recipe, 1)
+        vectors = [embed(model, t) for t in texts]
         mean, worst = closeness(reference, vectors)
         report["closeness"][recipe] = {"mean": round(mean, 5), "worst": round(worst, 5)}
         print(f"closeness {recipe:>10}: cosine to fp32 mean {mean:.5f}, worst {worst:.5f}")
