@@ -1,8 +1,14 @@
-# memhub: the two commands a new user needs are `make run` and `make test`.
+# memhub: a new user needs two commands, `make run` and `make test`. Everything else they need
+# (the virtualenv, Chromium and the MCP conformance suite for the tests) is installed on demand.
+SHELL   := /bin/bash
 VENV    ?= .venv
 PYTHON  ?= python3
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed-stamp
+CONFORMANCE := scripts/conformance/node_modules/.package-lock.json
+# Debian's Chromium for the dashboard's browser tests (never a browser download).
+CHROMIUM := /usr/bin/chromium
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # The offline ONNX export of all-MiniLM-L6-v2 beside the checkout, when present (as in CI).
 MODEL_DIR := $(abspath ../shared/models/all-MiniLM-L6-v2)
 ifeq ($(origin MEMHUB_EMBED_MODEL_PATH), undefined)
@@ -11,28 +17,49 @@ export MEMHUB_EMBED_MODEL_PATH := $(MODEL_DIR)
 endif
 endif
 
-.PHONY: install run test migrate smoke lint lock conformance clean
+.PHONY: install test-deps run stop test migrate smoke demo conformance lint lock clean
 
 $(STAMP): pyproject.toml constraints.txt
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[test]"
-	touch $(STAMP)
+	@echo "memhub: installing into $(VENV) (the first time takes about two minutes)..."
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install --quiet --progress-bar off -c constraints.txt -e ".[test]"
+	@touch $(STAMP)
+	@echo "memhub: installed."
 
-install: $(STAMP)
+install: $(STAMP)  ## the virtualenv with memhub and its test tools
+
+$(CHROMIUM):
+	@echo "memhub: installing Debian's chromium for the browser tests..."
+	@$(SUDO) apt-get update -qq
+	@DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null
+
+$(CONFORMANCE): scripts/conformance/package.json scripts/conformance/package-lock.json
+	@echo "memhub: installing the MCP conformance suite (npm)..."
+	@cd scripts/conformance && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+test-deps: install $(CHROMIUM) $(CONFORMANCE)  ## what only the test suite needs
 
 run: install  ## serve memhub on MEMHUB_HOST:MEMHUB_PORT (embedded PostgreSQL unless DATABASE_URL)
-	$(VENV)/bin/memhub
+	@echo "memhub: starting on http://$${MEMHUB_HOST:-127.0.0.1}:$${MEMHUB_PORT:-8000} (Ctrl-C or 'make stop' stops it)"
+	@exec $(VENV)/bin/memhub
 
-test: install  ## the whole suite, on a real PostgreSQL
+stop:  ## stop a memhub started by `make run` (and the embedded PostgreSQL it started)
+	@pkill -INT -f "$(abspath $(VENV))/bin/memhub$$" && echo "memhub: stopping." || echo "memhub: not running."
+
+test: test-deps  ## the whole suite, on a real PostgreSQL
 	$(PY) -m pytest -q
 
 migrate: install  ## apply pending migrations to the configured database
 	$(VENV)/bin/memhub-admin migrate
 
+demo: install  ## DEMO_BASE_URL=... DEMO_TOKEN=... make demo: the supersession workflow, live
+	$(PY) scripts/demo.py "$${DEMO_BASE_URL:-http://127.0.0.1:8000}" "$$DEMO_TOKEN"
+
 smoke: install  ## SMOKE_BASE_URL=... SMOKE_TOKEN=... make smoke
 	$(PY) scripts/smoke_mcp.py "$${SMOKE_BASE_URL:-http://127.0.0.1:8000}" "$$SMOKE_TOKEN"
 
-conformance: install  ## CONFORMANCE_BASE_URL=... CONFORMANCE_TOKEN=... make conformance
+conformance: install $(CONFORMANCE)  ## CONFORMANCE_BASE_URL=... CONFORMANCE_TOKEN=... make conformance
 	bash scripts/run_conformance.sh "$${CONFORMANCE_BASE_URL:-http://127.0.0.1:8000}" "$$CONFORMANCE_TOKEN"
 
 lint: install

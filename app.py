@@ -1,8 +1,10 @@
-"""memhub's process: FastAPI serving `/mcp` (stateless Streamable HTTP), `/admin` and `/healthz`.
+"""memhub's process: FastAPI serving `/mcp` (stateless Streamable HTTP), `/admin`, `/artifact`
+and `/healthz`.
 
-`create_app(settings)` builds everything and connects to nothing; the lifespan starts the
+`create_app(settings)` builds everything and connects to nothing. Its lifespan starts the
 embedded PostgreSQL (when DATABASE_URL is unset), applies migrations, opens the pool, seeds the
-surface tokens, and starts the MCP app's own lifespan inside ours.
+surface tokens, starts the background services (embedding model and worker, expiry sweep,
+word-statistics recount) and then the MCP app's own lifespan inside ours.
 """
 
 from __future__ import annotations
@@ -10,42 +12,38 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from importlib import metadata
-from urllib.parse import urlsplit
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
-from auth import TokenGate
-from config import Settings
-from errors import MemhubError
-from logs import configure_logging, redact
-from storage.database_url import DATABASE_URL_REMEDY, check_database_url
-from storage.migrate import apply_migrations
-from storage.postgres import PostgresBackend
-from tools import build_mcp
-from tools.body_limit import BodyLimit, mcp_body_limit
-from tools.context import Runtime
-from tools.mcp_request import NormaliseMcpRequest
-from tools.query_prefetch import QueryPrefetch
+from .admin import routes as admin_routes
+from .config import Settings
+from .embedding.embedder import SHUTDOWN_LOAD_WAIT, Embedder
+from .errors import MemhubError
+from .gateway import artifact_route
+from .gateway.access_log import AccessLog
+from .gateway.body_limit import BodyLimit, mcp_body_limit
+from .gateway.hosts import allowed_hosts
+from .gateway.mcp_request import NormaliseMcpRequest
+from .gateway.query_prefetch import QueryPrefetch
+from .gateway.token_gate import TokenGate
+from .logs import configure_logging
+from .runtime import Runtime, run_until_shutdown
+from .storage import expiry
+from .storage.postgres import lexicon
+from .storage.postgres.backend import PostgresBackend
+from .storage.postgres.database_url import DATABASE_URL_REMEDY, check_database_url
+from .storage.postgres.embedded import EmbeddedPostgres, keep_alive
+from .storage.postgres.embedding_queue import EmbeddingWorker
+from .storage.postgres.migrate import apply_migrations
+from .storage.postgres.scope import bind_caller
+from .storage.principal import Principal
+from .tools.server import build_mcp
 
 logger = logging.getLogger("memhub")
-
-# Background services started in the lifespan, after the pool is open: dotted paths of
-# `async def start(rt: Runtime, stack: AsyncExitStack) -> None` functions, which register
-# their own shutdown on the stack.
-STARTUP: list[str] = ["storage.expiry:start", "storage.embedding_worker:start",
-                      "storage.lexicon:start"]
-
-
-def _import_string(path: str):
-    import importlib
-
-    module_name, _, attr = path.partition(":")
-    return getattr(importlib.import_module(module_name), attr)
 
 
 def version() -> str:
@@ -53,57 +51,6 @@ def version() -> str:
         return metadata.version("memhub")
     except metadata.PackageNotFoundError:
         return "0.0.0+local"
-
-
-class AccessLog:
-    """Access log with the query string redacted (uvicorn's own would print `?token=`)."""
-
-    def __init__(self, app) -> None:
-        self.app = app
-        self.log = logging.getLogger("memhub.access")
-
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        status = {"code": 0}
-
-        async def send_wrapper(message):
-            if message["type"] == "http.response.start":
-                status["code"] = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_wrapper)
-        finally:
-            query = scope.get("query_string", b"").decode("latin-1")
-            path = scope.get("path", "") + (f"?{query}" if query else "")
-            client = scope.get("client") or ("", 0)
-            self.log.info(
-                "request",
-                extra={
-                    "method": scope.get("method"),
-                    "path": redact(path),
-                    "status": status["code"],
-                    "ms": round((time.perf_counter() - started) * 1000, 2),
-                    "client": client[0],
-                },
-            )
-
-
-def _allowed_hosts(settings: Settings) -> list[str]:
-    hosts = ["localhost", "127.0.0.1", "[::1]", settings.host]
-    if settings.public_url:
-        hosts.append(urlsplit(settings.public_url).netloc)
-    hosts.extend(settings.allowed_hosts)
-    # Accept both bare and host:port spellings of every name.
-    out: list[str] = []
-    for host in hosts:
-        out.append(host)
-        if ":" not in host.strip("[]") or host.startswith("["):
-            out.append(f"{host}:*")
-    return sorted(set(out))
 
 
 def announce_tokens(created: dict[str, str]) -> None:
@@ -119,14 +66,13 @@ def announce_tokens(created: dict[str, str]) -> None:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
-    rt = Runtime(settings=settings, extras={"version": version()})
-    mcp = build_mcp(rt)
-    mcp_app = mcp.http_app(
+    rt = Runtime(settings=settings, version=version())
+    mcp_app = build_mcp(rt).http_app(
         path="/mcp",
         stateless_http=True,
         json_response=True,
         host_origin_protection="auto",
-        allowed_hosts=_allowed_hosts(settings),
+        allowed_hosts=allowed_hosts(settings),
         allowed_origins=settings.allowed_origins,
     )
 
@@ -143,8 +89,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             created = await backend.seed_surface_tokens(web)
             # The operator already knows MCP_AUTH_TOKEN; only generated tokens are shown.
             announce_tokens({s: t for s, t in created.items() if not (s == "web" and web)})
-            for path in STARTUP:
-                await _import_string(path)(rt, stack)
+            await _start_embeddings(rt, backend, stack)
+            run_until_shutdown(stack, expiry.sweep_forever(backend, settings.expiry_sweep_seconds),
+                               "memhub-expiry-sweep")
+            run_until_shutdown(
+                stack, lexicon.refresh_forever(backend, settings.lexicon_refresh_seconds),
+                "memhub-lexicon-refresh")
             await stack.enter_async_context(mcp_app.lifespan(app))
             logger.info("memhub ready", extra={"host": settings.host, "port": settings.port})
             yield
@@ -170,15 +120,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             )
         return JSONResponse({"status": "ok", "db": "ok"})
 
-    for extra in rt.extras.get("routers", []):
-        app.include_router(extra)
-    _mount_optional(app, rt)
+    admin_routes.install(app, rt)
+    artifact_route.install(app, rt)
     app.mount("/", mcp_app)
+    # Middleware added last runs first: AccessLog sees every request, the gate runs before the
+    # body limit (an unauthenticated oversized request is a 401, not a 413), and the query
+    # prefetch reads only an authenticated request within the limit.
     if settings.query_prefetch:
-        # Innermost, so only an authenticated request within the body limit is read
-        # (tools/query_prefetch.py).
-        app.add_middleware(QueryPrefetch, embedder=lambda: rt.extras.get("embedder"))
-    # Inside the gate: an unauthenticated oversized request is a 401, not a 413.
+        app.add_middleware(QueryPrefetch, embedder=lambda: rt.embedder)
     app.add_middleware(BodyLimit, max_bytes=mcp_body_limit(settings.artifact_max_bytes))
     app.add_middleware(TokenGate, authenticate=_authenticator(rt), prefixes=("/mcp", "/artifact"))
     app.add_middleware(NormaliseMcpRequest)
@@ -186,27 +135,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     return app
 
 
-def _mount_optional(app: FastAPI, rt: Runtime) -> None:
-    """Routers of other areas (admin dashboard, artifact streaming), when present."""
-    import importlib
-
-    for module_name in ("admin.routes", "tools.artifact_http"):
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            continue
-        module.install(app, rt)
-
-
 def _authenticator(rt: Runtime):
-    from storage.pg_scope import bind_caller
-
-    async def authenticate(token: str):
+    async def authenticate(token: str) -> Principal | None:
         principal = await rt.storage().authenticate(token)
         # Awaited in the gate's own task, so the binding reaches everything this request runs:
-        # row-level security then follows the token's scope (storage/pg_scope.py).
+        # row-level security then follows the token's scope (storage/postgres/scope.py).
         bind_caller(principal)
         return principal
 
@@ -216,9 +149,6 @@ def _authenticator(rt: Runtime):
 async def _database(settings: Settings, stack: AsyncExitStack) -> str:
     if settings.database_url is not None:
         return settings.database_url.get_secret_value()
-    from storage.background import run_until_shutdown
-    from storage.embedded import EmbeddedPostgres, keep_alive
-
     embedded = EmbeddedPostgres(settings.data_dir)
     dsn = await asyncio.to_thread(embedded.start)
     stack.callback(embedded.stop)
@@ -226,6 +156,28 @@ async def _database(settings: Settings, stack: AsyncExitStack) -> str:
     # being stopped.
     run_until_shutdown(stack, keep_alive(embedded), "memhub-embedded-watchdog")
     return dsn
+
+
+async def _start_embeddings(rt: Runtime, backend: PostgresBackend, stack: AsyncExitStack) -> None:
+    """Load the model in the background (searches degrade to lexical until it is ready) and
+    run the worker that drains the embedding queue."""
+    settings = rt.settings
+    embedder = Embedder(settings)
+    embedder.start()
+    # Shutting down waits (bounded) for a load still in progress: a process that exits while
+    # onnxruntime builds a session in the loader thread aborts (std::terminate, exit 134)
+    # instead of exiting cleanly. Registered first, so it runs after the worker has stopped.
+    stack.push_async_callback(asyncio.to_thread, embedder.wait, SHUTDOWN_LOAD_WAIT)
+    rt.embedder = embedder
+    backend.embedder = embedder  # the search path embeds queries with it
+    if not settings.embed_worker:
+        return
+    worker = EmbeddingWorker(backend, embedder, batch=settings.embed_batch_size,
+                             max_attempts=settings.embed_max_attempts)
+    embedder.worker = worker
+    rt.embedding_worker = worker
+    await worker.start()
+    stack.push_async_callback(worker.stop)
 
 
 def main() -> None:

@@ -62,14 +62,14 @@ class Settings(BaseSettings):
     embed_model_path: Path | None = None
     embed_dim: int = Field(default=384, ge=8)
     # Queries (on every search's critical path) are embedded by an 8-bit copy of the model,
-    # made once into model_cache_dir (storage/quantized_model.py): int8-block ranks as the
+    # made once into model_cache_dir (embedding/quantized_model.py): int8-block ranks as the
     # shipped model does; int8-token is faster on CPUs without VNNI, nearly as close; int8 is
     # faster still at a small cost in ranking quality (docs/perf.md). Memories are always
     # embedded by the model as shipped.
     query_quantize: Literal["int8-block", "int8-token", "int8", "none"] = "int8-block"
     model_cache_dir: Path = Field(default_factory=_default_model_cache_dir)
     # Start embedding a search's query as soon as its authenticated request is read, while
-    # the MCP layers parse it (tools/query_prefetch.py; docs/perf.md).
+    # the MCP layers parse it (gateway/query_prefetch.py; docs/perf.md).
     query_prefetch: bool = True
     embed_batch_size: int = Field(default=32, ge=1)
     # ONNX threads for the model; by default half the cores, so embedding never starves the
@@ -78,7 +78,7 @@ class Settings(BaseSettings):
     # ONNX threads for one query's embedding (the 8-bit copy; with MEMHUB_QUERY_QUANTIZE=none
     # queries share the shipped model and embed_threads). A query is on the search's critical
     # path and short, so it may use every core (up to 4); its threads sleep instead of spinning
-    # between runs, leaving the cores to PostgreSQL and the event loop (storage/embedder.py).
+    # between runs, leaving the cores to PostgreSQL and the event loop (embedding/embedder.py).
     query_threads: int = Field(default_factory=lambda: max(1, min(4, os.cpu_count() or 2)),
                                ge=1, le=64)
     embed_max_tokens: int = Field(default=256, ge=16, le=512)

@@ -12,7 +12,7 @@ import re
 import sys
 from datetime import UTC, datetime
 
-from errors import MemhubError
+from .errors import MemhubError
 
 _SECRET_PATTERNS = [
     (re.compile(r"([?&]token=)[^&\s\"']+", re.IGNORECASE), r"\1[REDACTED]"),

@@ -6,6 +6,7 @@
     memhub-admin token rotate S [--yes]
     memhub-admin token revoke ID [--yes]
     memhub-admin migrate
+    memhub-admin backfill [--retry-dead] [--batch N]
 
 `--json` prints machine-readable output. Rotate and revoke ask for confirmation unless `--yes`;
 without a terminal to ask on they refuse. Actions are audited as "cli:<os user>".
@@ -20,11 +21,11 @@ import json
 import sys
 from typing import Any
 
-from config import Settings
-from errors import MemhubError
-from storage.base_admin import Actor
-from storage.database_url import DATABASE_URL_REMEDY, check_database_url
-from storage.migrate import apply_migrations, migration_files
+from ..config import Settings
+from ..errors import MemhubError
+from ..storage.admin import Actor
+from ..storage.postgres.database_url import DATABASE_URL_REMEDY, check_database_url
+from ..storage.postgres.migrate import apply_migrations, migration_files
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_ABORTED = 0, 1, 2, 3
 
@@ -34,7 +35,7 @@ def resolve_dsn(settings: Settings):
     (attached to if running, started for the duration of the command if not)."""
     if settings.database_url is not None:
         return settings.database_url.get_secret_value(), None
-    from storage.embedded import EmbeddedPostgres
+    from ..storage.postgres.embedded import EmbeddedPostgres
 
     cluster = EmbeddedPostgres(settings.data_dir)
     return cluster.start(), cluster
@@ -128,7 +129,7 @@ def audit_line(a: dict[str, Any]) -> str:
 
 # --- commands -------------------------------------------------------------------------------
 async def _with_backend(settings: Settings, dsn: str, fn):
-    from storage.postgres import PostgresBackend
+    from ..storage.postgres.backend import PostgresBackend
 
     small = settings.model_copy(update={"pool_min_size": 1, "pool_max_size": 2})
     backend = PostgresBackend(small, dsn)
@@ -154,8 +155,8 @@ def run_store(args, settings: Settings, fn, render) -> int:
             result = asyncio.run(_with_backend(settings, dsn, fn))
         except MemhubError as err:
             return fail(args, f"{err.message} ({err.remedy})", err.code)
-        render(result)
-        return EXIT_OK
+        code = render(result)
+        return EXIT_OK if code is None else code
     finally:
         if cluster is not None:
             cluster.stop()
@@ -271,6 +272,20 @@ def cmd_migrate(args, settings: Settings) -> int:
     return EXIT_OK
 
 
+def cmd_backfill(args, settings: Settings) -> int:
+    from . import backfill
+
+    async def fn(backend):
+        return await backfill.run(backend, settings, batch=args.batch,
+                                  retry_dead=args.retry_dead, progress=sys.stderr.isatty())
+
+    def render(report):
+        emit(args, report, ", ".join(f"{k} {v}" for k, v in report.items()))
+        return EXIT_ERROR if report["failed"] or report["dead"] else None
+
+    return run_store(args, settings, fn, render)
+
+
 def build_parser() -> argparse.ArgumentParser:
     # --json is accepted before or after the subcommand; SUPPRESS keeps a leaf's default from
     # overwriting a top-level --json.
@@ -293,6 +308,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("migrate", parents=[common], help="apply pending migrations").set_defaults(
         func=cmd_migrate
     )
+
+    backfill = sub.add_parser("backfill", parents=[common],
+                              help="embed every live memory missing a vector (progress bar)")
+    backfill.add_argument("--retry-dead", action="store_true",
+                          help="give dead-lettered jobs a fresh set of attempts first")
+    backfill.add_argument("--batch", type=int, default=0, help="texts per model call")
+    backfill.set_defaults(func=cmd_backfill)
 
     token = sub.add_parser("token", help="list, create, rotate, revoke tokens")
     tsub = token.add_subparsers(dest="token_command", required=True)

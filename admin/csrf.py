@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
-from admin.sessions import Session, SessionManager, is_https
+from .sessions import Session, SessionManager, is_https
 
 ALLOWED_FETCH_SITES = {"same-origin", "none"}
 

@@ -18,9 +18,13 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
-from admin import chart, configs
-from admin.csrf import origin_problem, token_problem
-from admin.sessions import (
+from ..admin import chart, configs
+from ..config import SURFACES
+from ..errors import MemhubError
+from ..runtime import Runtime
+from ..storage.admin import Actor
+from .csrf import origin_problem, token_problem
+from .sessions import (
     SECRET_NAME,
     Session,
     SessionManager,
@@ -28,10 +32,6 @@ from admin.sessions import (
     secret_from_setting,
     session_hash,
 )
-from config import SURFACES
-from errors import MemhubError
-from storage.base_admin import Actor
-from tools.context import Runtime
 
 logger = logging.getLogger(__name__)
 
@@ -325,7 +325,6 @@ class Admin:
 
 def install(app: FastAPI, rt: Runtime) -> None:
     admin = Admin(rt)
-    rt.extras["admin"] = admin
 
     async def handle(coro) -> Response:
         try:

@@ -12,7 +12,7 @@
 --    contrib extension), so they are excluded inside the index.
 --    fastupdate is off so searches never scan an unmerged pending list after a burst of writes.
 -- 3. Ranking every row that matched ANY query word. The leg now reads index gates for "at least
---    `need` of these words", strictest coverage first (storage/lexical_leg.py and
+--    `need` of these words", strictest coverage first (storage/postgres/lexical_leg.py and
 --    memhub_lexical_candidates below), and stops once it has enough candidates.
 
 DO $$
@@ -31,7 +31,7 @@ CREATE INDEX memories_namespace_tsv ON memories USING gin (namespace, search_tsv
     WITH (fastupdate = off);
 DROP INDEX memories_tsv;
 
--- The lexical leg's candidates. storage/lexical_leg.py builds the coverage levels ("at least
+-- The lexical leg's candidates. storage/postgres/lexical_leg.py builds the coverage levels ("at least
 -- p_floors[i] of the words", p_gates[i] being the tsquery the GIN index answers); this reads
 -- them strictest first, each one complete (up to p_take rows), and stops as soon as a level
 -- holds p_depth rows or overflows p_take. It runs in the database, not as one round trip per

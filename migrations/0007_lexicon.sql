@@ -1,11 +1,11 @@
--- Word statistics per namespace, for the lexical leg's BM25 ranking (storage/lexicon.py).
+-- Word statistics per namespace, for the lexical leg's BM25 ranking (storage/postgres/lexicon.py).
 --
 -- ts_rank and ts_rank_cd know nothing of the corpus: a memory matching "cache" and "policy" ties
 -- with one matching "redis" and "eviction", though the second pair is what the query is about.
 -- BM25 weights each word by its inverse document frequency, which needs the number of live
 -- memories containing it. Counting that per search would read every posting of every common
 -- word, so the counts are kept here, refreshed in the background when a namespace has grown
--- (storage/lexicon.py). They are per namespace, never shared: another tenant's vocabulary must
+-- (storage/postgres/lexicon.py). They are per namespace, never shared: another tenant's vocabulary must
 -- not move this tenant's ranking. Stale counts only shift weights; which memories may be
 -- returned is decided by stage 0 at query time, never by this table.
 

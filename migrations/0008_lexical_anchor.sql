@@ -1,4 +1,4 @@
--- The lexical leg's coverage levels, read in parts (storage/lexical_leg.py, docs/perf.md).
+-- The lexical leg's coverage levels, read in parts (storage/postgres/lexical_leg.py, docs/perf.md).
 --
 -- A middle level ("at least k of these n common words") is now two gates: the memories that
 -- hold the rarest of the words (the anchor) and k-1 of the others, then those that hold k of

@@ -1,4 +1,4 @@
--- A query word is looked up by its English forms only (docs/perf.md, storage/lexical_leg.py).
+-- A query word is looked up by its English forms only (docs/perf.md, storage/postgres/lexical_leg.py).
 --
 -- Each word used to be the OR of its spellings under both configurations, e.g.
 -- 'tenant' | 'tenants' for "tenants": the English stem and the word as written. The GIN index
@@ -42,7 +42,7 @@ GRANT SELECT ON live_memories TO memhub_app;
 -- The planner's estimates for @@ come from the column's statistics, gone with the old column.
 ANALYZE memories;
 
--- Recount every namespace's word statistics soon (storage/lexicon.py: a namespace whose newest
+-- Recount every namespace's word statistics soon (storage/postgres/lexicon.py: a namespace whose newest
 -- counted memory is older than its memories is due); the old counts serve until then. Under
 -- forced row-level security the migrating role sees the rows only with an all-namespace scope.
 SELECT set_config('memhub.namespaces', '*', true);

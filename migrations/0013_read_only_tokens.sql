@@ -1,7 +1,7 @@
 -- A read-only token may not change any project's memory. The application refuses its writes
 -- (storage/base.check_namespace); this makes the database refuse them too, like the tenant
 -- wall beside it (0002): a transaction opened for a read-only caller sets
--- memhub.read_only = 'on' (storage/pg_scope.py), and every tenant table then refuses INSERT
+-- memhub.read_only = 'on' (storage/postgres/scope.py), and every tenant table then refuses INSERT
 -- and UPDATE with an error (WITH CHECK) and DELETE matches no row. Restrictive, so it is
 -- ANDed with tenant_isolation instead of widening it; SELECT is untouched (no read plan
 -- changes). Tables are found like the RLS tests find them: every table with RLS and a

@@ -59,5 +59,5 @@ DROP INDEX memories_tags;
 -- The planner's estimates for @@ on the new column come from its statistics.
 ANALYZE memories;
 
--- The rewrite emptied the visibility map: vacuumed once this has committed (storage/migrate.py).
+-- The rewrite emptied the visibility map: vacuumed once this has committed (storage/postgres/migrate.py).
 -- memhub: vacuum memories

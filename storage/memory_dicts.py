@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from storage.sanitize import wrap_untrusted
+from .sanitize import wrap_untrusted
 
 
 def iso(value: datetime | None) -> str | None:

@@ -14,8 +14,8 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from errors import InvalidInput, TooLarge
-from storage.sanitize import sanitize_text
+from ..errors import InvalidInput, TooLarge
+from .sanitize import sanitize_text
 
 KINDS = ("DECISION", "FACT", "CONVENTION", "NOTE", "TODO")
 LIST_STATUSES = ("ACTIVE", "SUPERSEDED", "DELETED", "EXPIRED", "ALL")

@@ -9,7 +9,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from config import Settings
+from memhub.config import Settings
 from tests.support import db
 from tests.support.server import thread_server
 
@@ -22,7 +22,7 @@ def admin_dsn(tmp_path_factory: pytest.TempPathFactory):
     if url:
         yield url
         return
-    from storage.embedded import EmbeddedPostgres
+    from memhub.storage.postgres.embedded import EmbeddedPostgres
 
     cluster = EmbeddedPostgres(tmp_path_factory.mktemp("memhub-pg"))
     dsn = cluster.start()

@@ -9,10 +9,11 @@ from typing import Annotated, Any
 from fastmcp import FastMCP
 from pydantic import Field
 
-from errors import InvalidInput, TooLarge
-from storage.work_common import ARTIFACT_READ_MAX
-from tools.context import Runtime, authorize
-from tools.handoff import READ, Namespace
+from ..errors import InvalidInput, TooLarge
+from ..runtime import Runtime
+from ..storage.work_input import ARTIFACT_READ_MAX
+from .args import READ, Namespace
+from .caller import authorize
 
 Sha = Annotated[str, Field(description="The artifact's sha256 (64 hex chars).")]
 

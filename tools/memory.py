@@ -13,20 +13,10 @@ from typing import Annotated, Any
 from fastmcp import FastMCP
 from pydantic import Field
 
-from storage.memory_input import KINDS, LIST_STATUSES
-from tools.context import Runtime, authorize
-
-Namespace = Annotated[str, Field(description="The project's namespace, e.g. 'acme-api'.")]
-MemoryId = Annotated[str, Field(description="A memory id (UUID) as returned by memhub.")]
-Kind = Annotated[str, Field(json_schema_extra={"enum": list(KINDS)})]
-RequestId = Annotated[
-    str | None,
-    Field(description="Optional idempotency key (1-200 chars): a retry with the same id "
-                      "returns the first answer (outcome 'replayed') instead of writing again."),
-]
-
-WRITE = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False}
-READ = {"readOnlyHint": True, "idempotentHint": True}
+from ..runtime import Runtime
+from ..storage.memory_input import KINDS, LIST_STATUSES
+from .args import READ, WRITE, Kind, MemoryId, Namespace, RequestId
+from .caller import authorize
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:

@@ -11,16 +11,10 @@ from typing import Annotated, Any
 from fastmcp import FastMCP
 from pydantic import Field
 
-from storage.base_search import KINDS, MODES
-from tools.context import Runtime, authorize
-
-Namespace = Annotated[str, Field(description="The project's namespace, e.g. 'acme-api'.")]
-Kinds = Annotated[
-    list[str] | None,
-    Field(description="Only these kinds (DECISION, FACT, CONVENTION, NOTE, TODO).",
-          json_schema_extra={"items": {"enum": list(KINDS)}}),
-]
-READ = {"readOnlyHint": True, "idempotentHint": True}
+from ..runtime import Runtime
+from ..storage.search import MODES
+from .args import READ, Kinds, Namespace
+from .caller import authorize
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:

@@ -7,8 +7,9 @@ from typing import Annotated, Any
 from fastmcp import FastMCP
 from pydantic import Field
 
-from tools.context import Runtime, authorize
-from tools.handoff import READ, WRITE, IncludeQuarantined, Namespace, RequestId
+from ..runtime import Runtime
+from .args import READ, WRITE, IncludeQuarantined, Namespace, RequestId
+from .caller import authorize
 
 SessionId = Annotated[str, Field(description="A session id (UUID) from session_create.")]
 

@@ -6,7 +6,8 @@ from typing import Any
 
 from fastmcp import FastMCP
 
-from tools.context import Runtime, current_principal
+from ..runtime import Runtime
+from .caller import current_principal
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:
@@ -21,12 +22,12 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         principal = current_principal()
         backend = rt.storage()
         result: dict[str, Any] = {
-            "version": rt.extras.get("version", "unknown"),
+            "version": rt.version,
             "surface": principal.surface,
             "database": "ok",
         }
         result.update(await backend.stats(principal))
-        embedder = rt.extras.get("embedder")
+        embedder = rt.embedder
         if embedder is not None:
             result["embedding_model"] = embedder.status()
         return result

@@ -9,7 +9,7 @@ import os
 import httpx
 import pytest
 
-from storage.sanitize import unwrap_untrusted
+from memhub.storage.sanitize import unwrap_untrusted
 from tests.conftest import make_settings
 from tests.support.db import insert_token
 from tests.support.mcp import call, error_of

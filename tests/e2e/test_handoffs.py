@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from storage.sanitize import CLOSE, OPEN, unwrap_untrusted
+from memhub.storage.sanitize import CLOSE, OPEN, unwrap_untrusted
 from tests.support.db import insert_token
 from tests.support.mcp import call, error_of
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from fastmcp.exceptions import ToolError
 
-from storage.sanitize import unwrap_untrusted
+from memhub.storage.sanitize import unwrap_untrusted
 from tests.support import db
 
 NS = "acme"
@@ -125,11 +125,11 @@ async def test_an_unknown_tool_is_the_callers_error_not_ours(server, tokens, cap
     """A misspelt or retired tool name answers NOT_FOUND with a remedy, and is not logged as an
     internal error with a traceback (it used to be masked as INTERNAL)."""
     async with server.client(tokens["cursor"]) as client:
-        with caplog.at_level("ERROR", logger="tools.errors"):
+        with caplog.at_level("ERROR", logger="memhub.tools.error_mapping"):
             err = await code_of(client, "memory_serch", namespace=NS, query="redis")
     assert err["code"] == "NOT_FOUND" and err["details"]["tool"] == "memory_serch"
     assert err["remedy"]
-    assert not [r for r in caplog.records if r.name == "tools.errors"]
+    assert not [r for r in caplog.records if r.name == "memhub.tools.error_mapping"]
 
 
 async def test_reads_of_unknown_or_malformed_ids(server, tokens):

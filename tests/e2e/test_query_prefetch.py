@@ -1,5 +1,5 @@
 """A search's query starts embedding as soon as its authenticated request is read
-(tools/query_prefetch.py, Embedder.prefetch / query_vector): through a real server and a real
+(gateway/query_prefetch.py, Embedder.prefetch / query_vector): through a real server and a real
 MCP client, the real model, and the middleware alone over real ASGI messages."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import json
 import httpx
 import numpy as np
 
+from memhub.gateway.query_prefetch import PEEK_BYTES, QueryPrefetch
 from tests.conftest import WEB_TOKEN
 from tests.e2e.test_search_tools import NS, model_state
 from tests.support.retrieval import embedder
-from tools.query_prefetch import PEEK_BYTES, QueryPrefetch
 
 __all__ = ["embedder"]
 

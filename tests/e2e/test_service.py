@@ -8,8 +8,8 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StreamableHttpTransport
 
-from storage.embedded import EmbeddedPostgres
-from storage.migrate import apply_migrations
+from memhub.storage.postgres.embedded import EmbeddedPostgres
+from memhub.storage.postgres.migrate import apply_migrations
 from tests.conftest import WEB_TOKEN, make_settings
 from tests.support.server import thread_server, wait_healthy
 
@@ -225,7 +225,7 @@ def test_an_unusable_database_url_stops_start_up_with_the_reason_and_a_remedy(ur
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMHUB_")}
     env.update({"DATABASE_URL": url.format(port=free_port()), "MEMHUB_PORT": str(free_port())})
-    done = subprocess.run([sys.executable, "-m", "app"], cwd=ROOT, env=env,
+    done = subprocess.run([sys.executable, "-m", "memhub.app"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done.stderr[-2000:]
     first, remedy = done.stderr.splitlines()[:2]

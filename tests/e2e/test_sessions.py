@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from storage.sanitize import OPEN, unwrap_all
+from memhub.storage.sanitize import OPEN, unwrap_all
 from tests.support.db import insert_token
 from tests.support.mcp import call, error_of
 

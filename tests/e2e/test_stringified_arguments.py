@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from storage.sanitize import unwrap_all
+from memhub.storage.sanitize import unwrap_all
 from tests.support.mcp import call, error_of
 
 NS = "acme"

@@ -1,5 +1,5 @@
 """The retrieval gate: the hand-graded set through the real write and search paths, compared
-with the committed baseline (docs/eval/baseline.json, written by scripts/eval_retrieval.py).
+with the committed baseline (docs/eval/baseline.json, written by bench/eval_retrieval.py).
 
 Fails on ANY stale leak, and on a drop beyond the margin: MARGIN (0.02 absolute) for each mode's
 overall nDCG@10, recall@10, MRR and abstain share; TYPE_MARGIN (0.05) for each query type's
@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from scripts.eval_retrieval import BASELINE, MARGIN, MODES, TYPES, evaluate_all, prepare
+from bench.eval_retrieval import BASELINE, MARGIN, MODES, TYPES, evaluate_all, prepare
 from tests.conftest import make_settings
 from tests.support.retrieval import embedder
 

@@ -23,7 +23,7 @@ CONSOLE_SCRIPT = Path(sys.executable).with_name("memhub-admin")
 def cli(dsn: str, *args: str, stdin: str | None = None, script: bool = False):
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMHUB_")}
     env["DATABASE_URL"] = dsn
-    command = [str(CONSOLE_SCRIPT)] if script else [sys.executable, "-m", "admin.cli"]
+    command = [str(CONSOLE_SCRIPT)] if script else [sys.executable, "-m", "memhub.admin.cli"]
     return subprocess.run(
         [*command, *args],
         cwd=ROOT,

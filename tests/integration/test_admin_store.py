@@ -12,10 +12,10 @@ from contextlib import asynccontextmanager
 import psycopg
 import pytest
 
-from errors import Conflict, InvalidInput, NotFound
-from storage.base_admin import Actor
-from storage.pg_admin import LOGIN_FREE_FAILURES, lock_seconds
-from storage.postgres import PostgresBackend
+from memhub.errors import Conflict, InvalidInput, NotFound
+from memhub.storage.admin import Actor
+from memhub.storage.postgres.admin import LOGIN_FREE_FAILURES, lock_seconds
+from memhub.storage.postgres.backend import PostgresBackend
 from tests.conftest import make_settings
 
 ACTOR = Actor("admin", "192.0.2.7")

@@ -1,13 +1,17 @@
-"""A fresh embedded cluster starts sized for memhub (storage/embedded.py): enough connections
-for the pools of two servers, and shared buffers that hold a large namespace's HNSW index
-(docs/perf.md). The test starts its own cluster, so it runs whatever DATABASE_URL the rest of
-the suite uses."""
+"""A fresh embedded cluster starts sized for memhub (storage/postgres/embedded.py): enough
+connections for the pools of two servers, and shared buffers that hold a large namespace's HNSW
+index (docs/perf.md). The test starts its own cluster, so it runs whatever DATABASE_URL the rest
+of the suite uses."""
 
 from __future__ import annotations
 
 import psycopg
 
-from storage.embedded import _MIN_MAX_CONNECTIONS, EmbeddedPostgres, _shared_buffers_mb
+from memhub.storage.postgres.embedded import (
+    _MIN_MAX_CONNECTIONS,
+    EmbeddedPostgres,
+    _shared_buffers_mb,
+)
 
 
 def test_a_fresh_embedded_cluster_starts_with_memhubs_settings(tmp_path):

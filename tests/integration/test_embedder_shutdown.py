@@ -18,14 +18,14 @@ from tests.support.server import ROOT
 
 SCRIPT = textwrap.dedent("""
     import asyncio, sys
-    from app import create_app
-    from config import Settings
+    from memhub.app import create_app
+    from memhub.config import Settings
 
     async def main():
         app = create_app(Settings(database_url=sys.argv[1], embed_model_path=sys.argv[2],
                                   mcp_auth_token="t" * 32, data_dir=sys.argv[3]))
         async with app.router.lifespan_context(app):
-            embedder = app.state.runtime.extras["embedder"]
+            embedder = app.state.runtime.embedder
             print("loading at shutdown:", not embedder.wait(0), flush=True)
         print("loader alive after shutdown:", embedder._thread.is_alive(), flush=True)
 

@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from storage.embedding_worker import enqueue_missing, process_batch, queue_counts
+from memhub.storage.postgres.embedding_queue import enqueue_missing, process_batch, queue_counts
 from tests.support.retrieval import WRITER, drain, embedder, open_backend, owner_execute
 
 __all__ = ["embedder"]
@@ -124,7 +124,7 @@ async def test_a_changed_model_re_embeds_at_start_up(settings, db_dsn, embedder)
 
 
 async def test_backfill_embeds_whatever_is_missing(settings, db_dsn, embedder):
-    from scripts.backfill_embeddings import backfill
+    from memhub.admin.backfill import backfill
 
     async with open_backend(settings, embedder) as backend:
         for i in range(5):

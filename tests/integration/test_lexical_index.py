@@ -1,4 +1,4 @@
-"""The lexical leg at scale (migrations 0006, 0007 and 0011, storage/lexical_leg.py).
+"""The lexical leg at scale (migrations 0006, 0007 and 0011, storage/postgres/lexical_leg.py).
 
 Under RLS a query's own condition can only become an index condition if its function is
 LEAKPROOF; `tsvector @@ tsquery` is not, out of the box, so without 0006 every keyword search
@@ -22,7 +22,7 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from storage.lexical_leg import (
+from memhub.storage.postgres.lexical_leg import (
     any_lexeme,
     any_of,
     at_least,
@@ -31,13 +31,13 @@ from storage.lexical_leg import (
     rare_gate,
     rarest,
 )
-from storage.pg_search import (
+from memhub.storage.postgres.queries import q
+from memhub.storage.postgres.search import (
     LEXICAL_CANDIDATES,
     LEXICAL_MAX_NEED,
     LEXICAL_MIN_COVERAGE,
     search_gucs,
 )
-from storage.queries import q
 from tests.support.plans import nodes
 
 NS, OTHER = "big-proj", "other-proj"
@@ -51,7 +51,7 @@ def corpus(db_conn):
     with db_conn.transaction():
         _insert(db_conn)
     db_conn.execute("ANALYZE memories")
-    for ns in (NS, OTHER):  # what storage/lexicon.py does within seconds of the writes
+    for ns in (NS, OTHER):  # what storage/postgres/lexicon.py does within seconds of the writes
         db_conn.execute("SELECT memhub_refresh_lexicon(%s)", [ns])
     return db_conn
 
@@ -326,7 +326,7 @@ def test_the_rare_gate_leaves_the_legs_answer_as_it_was(db_conn, db_dsn, monkeyp
                             "delta echo kafka", "kafka", "echo billing", "delta-echo kafka"])
     queries = ["billing delta-echo kafka", "billing kafka", "delta-echo billing", "billing"]
     new = [_leg(db_dsn, text)[0] for text in queries]
-    monkeypatch.setattr("storage.lexical_leg.rare_gate",
+    monkeypatch.setattr("memhub.storage.postgres.lexical_leg.rare_gate",
                         lambda indexed, loose, rare, need: any_of([indexed[i] for i in rare]))
     old = [_leg(db_dsn, text)[0] for text in queries]
     assert new == old

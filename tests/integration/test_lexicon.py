@@ -1,4 +1,4 @@
-"""The word statistics behind BM25 (migration 0007, storage/lexicon.py): which namespaces are
+"""The word statistics behind BM25 (0007, storage/postgres/lexicon.py): which namespaces are
 due for a recount, what a recount stores, that it counts only live memories of its own
 namespace, and that the server's background job keeps them current on its own."""
 
@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from storage import lexicon
-from storage.base import Principal
+from memhub.storage.postgres import lexicon
+from memhub.storage.principal import Principal
 from tests.conftest import WEB_TOKEN, make_settings
 from tests.support.plans import nodes
 from tests.support.retrieval import WRITER, bulk_insert_memories, open_backend, owner_execute

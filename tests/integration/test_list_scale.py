@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from storage.queries import q
+from memhub.storage.postgres.queries import q
 from tests.support.plans import explain_as_app, rows_read
 from tests.support.retrieval import bulk_insert_memories
 

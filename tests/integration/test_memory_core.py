@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from errors import Conflict, IdempotencyMismatch, InvalidInput, NotFound, TooLarge
-from storage.sanitize import unwrap_untrusted
+from memhub.errors import Conflict, IdempotencyMismatch, InvalidInput, NotFound, TooLarge
+from memhub.storage.sanitize import unwrap_untrusted
 from tests.support.memories import CURSOR, DESKTOP, NS, open_backend
 
 

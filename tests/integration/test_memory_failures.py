@@ -17,7 +17,7 @@ import asyncio
 import psycopg
 import pytest
 
-from errors import Retryable, UnknownOutcome
+from memhub.errors import Retryable, UnknownOutcome
 from tests.support.cutting_proxy import CuttingProxy
 from tests.support.memories import DESKTOP, NS, open_backend
 

@@ -3,7 +3,7 @@ import threading
 
 import psycopg
 
-from storage.migrate import apply_migrations, migration_files
+from memhub.storage.postgres.migrate import apply_migrations, migration_files
 from tests.support import db
 from tests.support.retrieval import bulk_insert_memories
 

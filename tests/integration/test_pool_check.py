@@ -14,7 +14,7 @@ import psycopg
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
-from storage.pg_core import check_unless_quiet
+from memhub.storage.postgres.core import check_unless_quiet
 
 
 @pytest.fixture
@@ -81,15 +81,16 @@ async def test_a_token_check_on_a_connection_that_died_unnoticed_is_retried(
     query of every request, meets the dead connection and is retried on a new one, as the
     tools' reads are (seen once in CI: `test_reconnect`'s kill-every-idle-connection test got
     an error from the token check)."""
-    from storage import pg_core
+    from memhub.storage.postgres import core as pg_core
+    from memhub.storage.postgres.backend import PostgresBackend
     from tests.conftest import make_settings
 
     async def sees_nothing(conn):
         return None
 
     monkeypatch.setattr(pg_core, "check_unless_quiet", sees_nothing)
-    core = pg_core.PgCore(make_settings(db_dsn, tmp_path, pool_min_size=1, pool_max_size=1),
-                          db_dsn)
+    core = PostgresBackend(make_settings(db_dsn, tmp_path, pool_min_size=1, pool_max_size=1),
+                           db_dsn)
     await core.open()
     try:
         assert await core.authenticate("mh_no_such_token_0123456789") is None

@@ -1,4 +1,4 @@
-"""The 8-bit query copies of the embedding model (storage/quantized_model.py,
+"""The 8-bit query copies of the embedding model (embedding/quantized_model.py,
 MEMHUB_QUERY_QUANTIZE).
 
 Real files and a real onnxruntime: each copy is made from the shipped fp32 export, reused
@@ -16,10 +16,10 @@ import onnx
 import pytest
 from fastembed import TextEmbedding
 
-import storage.quantized_model
-from config import Settings
-from storage.embedder import Embedder, load_model
-from storage.quantized_model import RECIPES, quantized_copy
+from memhub.config import Settings
+from memhub.embedding import quantized_model
+from memhub.embedding.embedder import Embedder, load_model
+from memhub.embedding.quantized_model import RECIPES, quantized_copy
 from tests.support.retrieval import embedder
 
 __all__ = ["embedder"]
@@ -57,7 +57,7 @@ def test_the_copy_is_made_once_beside_the_tokenizer_files(model_dir, tmp_path, m
     def refuse(*_args, **_kwargs):
         raise AssertionError("quantized again although the copy exists")
 
-    monkeypatch.setitem(storage.quantized_model._QUANTIZERS, recipe, refuse)
+    monkeypatch.setitem(quantized_model._QUANTIZERS, recipe, refuse)
     assert quantized_copy(model_dir, "model.onnx", tmp_path, recipe) == made
     assert (made / "model.onnx").stat().st_mtime_ns == stamp
 

@@ -437,8 +437,8 @@ def test_a_read_only_transaction_reads_but_cannot_insert_update_or_delete(db_con
 async def test_a_read_only_callers_transactions_carry_the_flag(db_dsn, seeded, tmp_path):
     """A storage call that forgot the application's write check still writes nothing for a
     read-only token: its transactions are opened with memhub.read_only = on."""
-    from storage.base import Principal
-    from storage.pg_scope import bind_caller
+    from memhub.storage.postgres.scope import bind_caller
+    from memhub.storage.principal import Principal
     from tests.support.memories import open_backend
 
     async def write(conn):
@@ -467,8 +467,8 @@ async def test_a_scoped_callers_transaction_sees_nothing_of_a_namespace_it_asks_
 ):
     """A storage call that forgot the app-layer check still leaks nothing: the transaction is
     confined to the intersection of the namespace asked for and the token's scope."""
-    from storage.base import Principal
-    from storage.pg_scope import bind_caller
+    from memhub.storage.postgres.scope import bind_caller
+    from memhub.storage.principal import Principal
     from tests.support.memories import open_backend
 
     async def count(conn):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from storage.base import Principal
+from memhub.storage.principal import Principal
 from tests.conftest import make_settings
 from tests.support.retrieval import WRITER, drain, embedder, open_backend, owner_execute
 

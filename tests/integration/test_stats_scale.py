@@ -18,9 +18,9 @@ import time
 import psycopg
 from psycopg.rows import dict_row
 
-from storage.base import Principal
-from storage.postgres import PostgresBackend
-from storage.queries import q
+from memhub.storage.postgres.backend import PostgresBackend
+from memhub.storage.postgres.queries import q
+from memhub.storage.principal import Principal
 from tests.conftest import make_settings
 from tests.support.plans import explain_as_app, rows_read
 from tests.support.retrieval import bulk_insert_memories

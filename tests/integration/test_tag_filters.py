@@ -14,9 +14,9 @@ import random
 
 import pytest
 
-from storage.lexical_leg import index_form
-from storage.pg_search import search_gucs
-from storage.queries import q
+from memhub.storage.postgres.lexical_leg import index_form
+from memhub.storage.postgres.queries import q
+from memhub.storage.postgres.search import search_gucs
 from tests.conftest import make_settings
 from tests.support.plans import explain_as_app, rows_read
 from tests.support.retrieval import (

@@ -1,4 +1,4 @@
-"""The int8-token query model (storage/token_int8.py): each token's activations quantized apart.
+"""The int8-token query model (embedding/token_int8.py): each token's activations quantized apart.
 
 Real model, real onnxruntime. What the recipe exists for is closeness to fp32 at integer speed:
 a per-tensor scale (onnxruntime's dynamic recipe) leaves the eval set's queries at cosine ~0.99,
@@ -17,8 +17,8 @@ import onnx
 import pytest
 from fastembed import TextEmbedding
 
-import storage.quantized_model
-from storage.quantized_model import quantized_copy
+from memhub.embedding import quantized_model
+from memhub.embedding.quantized_model import quantized_copy
 from tests.support.retrieval import embedder
 
 __all__ = ["embedder"]
@@ -71,7 +71,7 @@ def test_the_copy_is_the_same_bytes_each_time_and_new_when_its_calibration_chang
         (copies["int8-token"] / "model.onnx").read_bytes()
     changed = tmp_path / "calibration.txt"
     changed.write_text("a different calibration text\n")
-    monkeypatch.setitem(storage.quantized_model._INPUTS, "int8-token", (changed,))
+    monkeypatch.setitem(quantized_model._INPUTS, "int8-token", (changed,))
     third = quantized_copy(model_dir, "model.onnx", tmp_path / "third", "int8-token")
     assert third.name != again.name
     assert (third / "model.onnx").read_bytes() != (again / "model.onnx").read_bytes()
@@ -80,7 +80,7 @@ def test_the_copy_is_the_same_bytes_each_time_and_new_when_its_calibration_chang
 def test_a_model_without_weight_matmuls_is_refused(tmp_path):
     from onnx import TensorProto, helper
 
-    from storage.token_int8 import quantize_per_token
+    from memhub.embedding.token_int8 import quantize_per_token
 
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
     graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x],

@@ -7,8 +7,8 @@ import uuid
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from storage.migrate import apply_migrations
-from storage.pg_core import hash_token, token_prefix
+from memhub.storage.postgres.migrate import apply_migrations
+from memhub.storage.postgres.tokens import hash_token, token_prefix
 
 
 def with_db(dsn: str, dbname: str) -> str:

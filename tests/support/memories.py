@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from contextlib import asynccontextmanager
 
-from storage.base import Principal
-from storage.postgres import PostgresBackend
+from memhub.storage.postgres.backend import PostgresBackend
+from memhub.storage.principal import Principal
 from tests.conftest import make_settings
 
 DESKTOP = Principal(token_id=1, surface="desktop-cli", namespaces=None)

@@ -12,11 +12,11 @@ from contextlib import asynccontextmanager
 import psycopg
 import pytest
 
-from config import Settings
-from storage.base import Principal
-from storage.embedder import Embedder
-from storage.embedding_worker import process_batch, queue_counts
-from storage.postgres import PostgresBackend
+from memhub.config import Settings
+from memhub.embedding.embedder import Embedder
+from memhub.storage.postgres.backend import PostgresBackend
+from memhub.storage.postgres.embedding_queue import process_batch, queue_counts
+from memhub.storage.principal import Principal
 
 WRITER = Principal(token_id=0, surface="cursor", namespaces=None)
 

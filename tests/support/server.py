@@ -18,8 +18,8 @@ import uvicorn
 from fastmcp import Client
 from fastmcp.client.transports import StreamableHttpTransport
 
-from app import create_app
-from config import Settings
+from memhub.app import create_app
+from memhub.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -87,7 +87,7 @@ def thread_server(settings: Settings):
 
 @contextmanager
 def process_server(env_overrides: dict[str, str]):
-    """Serve memhub as a separate OS process (python -m app), as a user would run it."""
+    """Serve memhub as a separate OS process (python -m memhub.app), as a user would run it."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMHUB_")}
     env.pop("DATABASE_URL", None)
@@ -98,7 +98,7 @@ def process_server(env_overrides: dict[str, str]):
     log_path = log_dir / "server.log"
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "app"],
+            [sys.executable, "-m", "memhub.app"],
             cwd=ROOT,
             env=env,
             stdout=subprocess.DEVNULL,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from storage.sanitize import (
+from memhub.storage.sanitize import (
     CLOSE,
     NEUTRALISED,
     OPEN,

@@ -1,5 +1,5 @@
 """The lexical leg's candidate gates: the rare words, and coverage levels over the others
-(storage/lexical_leg.py). PostgreSQL's reading of them and the leg's answers are checked in
+(storage/postgres/lexical_leg.py). PostgreSQL's reading of them and the leg's answers are checked in
 tests/integration/test_lexical_index.py."""
 
 from __future__ import annotations
@@ -9,7 +9,13 @@ import math
 
 import pytest
 
-from storage.lexical_leg import MAX_WORD_TESTS, any_of, at_least, coverage_levels, rarest
+from memhub.storage.postgres.lexical_leg import (
+    MAX_WORD_TESTS,
+    any_of,
+    at_least,
+    coverage_levels,
+    rarest,
+)
 
 
 def test_the_rarest_words_are_taken_until_their_memories_fill_the_budget():

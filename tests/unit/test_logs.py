@@ -1,7 +1,7 @@
 import json
 import logging
 
-from logs import JsonFormatter, RedactingFilter, redact
+from memhub.logs import JsonFormatter, RedactingFilter, redact
 
 
 def test_query_tokens_bearer_tokens_and_raw_tokens_are_redacted():

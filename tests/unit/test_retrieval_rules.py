@@ -11,9 +11,10 @@ import socket
 import numpy as np
 import pytest
 
-from errors import InvalidInput
-from storage import base_search as bs
-from storage.context_pack import (
+from memhub.embedding.lru import LRU
+from memhub.errors import InvalidInput
+from memhub.storage import search as bs
+from memhub.storage.context_pack import (
     KNAPSACK_CELLS,
     Candidate,
     count_tokens,
@@ -21,9 +22,8 @@ from storage.context_pack import (
     knapsack,
     pack,
 )
-from storage.fusion import rrf
-from storage.lru import LRU
-from storage.pg_search import context_depth
+from memhub.storage.fusion import rrf
+from memhub.storage.postgres.context import context_depth
 
 
 def test_rrf_fuses_ranks_not_scores():
@@ -175,7 +175,7 @@ def test_without_vectors_diversity_falls_back_to_shared_words():
 def _reference_pack(candidates, budget):
     """pack() as its docstring states it, written plainly: MMR's redundancy recomputed as a
     max over the chosen items at every comparison. The shipped pack keeps it incrementally."""
-    from storage.context_pack import KIND_ORDER, KIND_QUOTA, MMR_LAMBDA
+    from memhub.storage.context_pack import KIND_ORDER, KIND_QUOTA, MMR_LAMBDA
 
     def similarity(a, b):
         if a.vector is not None and b.vector is not None:
@@ -258,7 +258,7 @@ def test_a_candidates_tokens_are_counted_once_and_as_the_tokenizer_counts(monkey
     """memory_context counts each candidate's JSON; the same memories come back call after
     call, so a count is kept by the JSON's digest. Candidates made again from the same
     memories encode nothing; a changed memory is counted anew."""
-    from storage import context_pack
+    from memhub.storage import context_pack
 
     encoded = []
     monkeypatch.setattr(context_pack, "_COUNTS", LRU(100))

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from config import Settings
+from memhub.config import Settings
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -1,0 +1,84 @@
+"""Refuse an oversized POST /mcp before the MCP layer reads it.
+
+The largest legitimate request is an artifact_put of `artifact_max_bytes` bytes: base64
+makes that 4/3 as large, and the JSON-RPC envelope adds a little. Anything over that bound
+is answered 413 with memhub's JSON error, from the Content-Length header when there is one
+(nothing is read), or as soon as a chunked body has streamed past the bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..errors import TooLarge
+from .token_gate import send_error
+
+ENVELOPE_BYTES = 1024 * 1024
+
+Scope = dict[str, Any]
+
+
+def mcp_body_limit(artifact_max_bytes: int) -> int:
+    return (artifact_max_bytes + 2) // 3 * 4 + ENVELOPE_BYTES
+
+
+class BodyLimit:
+    def __init__(self, app: Callable[..., Awaitable[None]], max_bytes: int,
+                 path: str = "/mcp") -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+        self.path = path
+
+    def _too_large(self) -> TooLarge:
+        return TooLarge(f"request body is larger than {self.max_bytes} bytes",
+                        remedy="Send less data (artifacts above the cap are refused).",
+                        max_bytes=self.max_bytes)
+
+    async def __call__(self, scope: Scope, receive: Callable, send: Callable) -> None:
+        if (scope["type"] != "http" or scope.get("method") != "POST"
+                or scope.get("path", "").rstrip("/") != self.path):
+            await self.app(scope, receive, send)
+            return
+        length = None
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    length = int(value)
+                except ValueError:
+                    length = None
+        if length is not None:
+            if length > self.max_bytes:
+                await send_error(send, self._too_large())
+                return
+            await self.app(scope, receive, send)
+            return
+        # Chunked: read (and count) the body here, up to the bound, then hand it on. The MCP
+        # layer would buffer the whole body anyway; this only stops it at the bound.
+        messages = []
+        seen = 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                break
+            seen += len(message.get("body", b""))
+            if seen > self.max_bytes:
+                await send_error(send, self._too_large())
+                return
+            if not message.get("more_body", False):
+                break
+
+        await self.app(scope, replaying(messages, receive), send)
+
+
+def replaying(read: list[dict[str, Any]], receive: Callable) -> Callable:
+    """A `receive` that hands on the messages already `read` (in order), then reads on: for a
+    middleware that looked at the body before the app behind it."""
+
+    async def replay() -> dict[str, Any]:
+        if read:
+            return read.pop(0)
+        return await receive()
+
+    return replay

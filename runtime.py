@@ -1,0 +1,52 @@
+"""The process's services, typed: built by `create_app`, filled in by the app's lifespan.
+
+Tools, the admin dashboard and the ASGI layer read what they need from one `Runtime`; nothing
+reaches for a global. Background services run as tasks tied to the lifespan
+(`run_until_shutdown`), so shutting the app down stops them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Coroutine
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .errors import Unavailable
+
+if TYPE_CHECKING:
+    from .config import Settings
+    from .embedding.embedder import Embedder
+    from .storage.base import StorageBackend
+    from .storage.postgres.embedding_queue import EmbeddingWorker
+
+
+@dataclass
+class Runtime:
+    """Process-wide services. `backend` is None until the lifespan has opened the database."""
+
+    settings: Settings
+    version: str
+    backend: StorageBackend | None = None
+    embedder: Embedder | None = None
+    embedding_worker: EmbeddingWorker | None = None
+
+    def storage(self) -> StorageBackend:
+        """The backend; UNAVAILABLE while the process is starting or stopping."""
+        if self.backend is None:
+            raise Unavailable("the storage backend is not ready yet")
+        return self.backend
+
+
+def run_until_shutdown(stack: AsyncExitStack, coro: Coroutine[Any, Any, None], name: str) -> None:
+    """Run `coro` as a task for the app's lifetime; the lifespan's exit cancels and awaits it."""
+    task = asyncio.create_task(coro, name=name)
+
+    async def stop() -> None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    stack.push_async_callback(stop)

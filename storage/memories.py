@@ -1,0 +1,92 @@
+"""The versioned-memory area of the storage boundary."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # storage.base imports this module
+    from .principal import Principal
+
+
+class MemoryBackend(ABC):
+    """Remember, revise, supersede, forget and read memories of one namespace.
+
+    Every method takes the caller's `Principal` (the author of a write is its surface) and
+    re-checks its namespace scope. Errors: INVALID_INPUT / TOO_LARGE (bad arguments),
+    NOT_FOUND, CONFLICT, IDEMPOTENCY_MISMATCH, FORBIDDEN, RETRYABLE, UNKNOWN_OUTCOME,
+    UNAVAILABLE.
+    """
+
+    @abstractmethod
+    async def remember(
+        self,
+        principal: Principal,
+        namespace: str,
+        *,
+        content: str,
+        kind: str = "NOTE",
+        title: str | None = None,
+        tags: list[str] | None = None,
+        key: str | None = None,
+        supersedes: list[str] | None = None,
+        client_request_id: str | None = None,
+        expires_at: Any = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """{"outcome": created|deduplicated|replayed, "memory", "superseded", "quarantine"}."""
+
+    @abstractmethod
+    async def revise(
+        self,
+        principal: Principal,
+        namespace: str,
+        memory_id: str,
+        expected_revision: int,
+        *,
+        content: str | None = None,
+        title: str | None = None,
+        tags: list[str] | None = None,
+        client_request_id: str | None = None,
+    ) -> dict[str, Any]:
+        """{"outcome": revised|replayed, ...} or {"outcome": "conflict", "current_revision",
+        "current_content", "current_author", "current_at", "memory"} when the CAS lost."""
+
+    @abstractmethod
+    async def forget(
+        self, principal: Principal, namespace: str, memory_id: str, reason: str
+    ) -> dict[str, Any]:
+        """{"outcome": forgotten|already_forgotten, "memory"}."""
+
+    @abstractmethod
+    async def get_memory(
+        self, principal: Principal, namespace: str, *, memory_id: str | None = None,
+        key: str | None = None,
+    ) -> dict[str, Any]:
+        """One memory whatever its status (an audit read)."""
+
+    @abstractmethod
+    async def list_memories(
+        self,
+        principal: Principal,
+        namespace: str,
+        *,
+        kind: str | None = None,
+        tag: str | None = None,
+        status: str = "ACTIVE",
+        limit: int = 50,
+        cursor: str | None = None,
+        include_quarantined: bool = False,
+    ) -> dict[str, Any]:
+        """{"memories": [...], "next_cursor": str|None}, newest first, keyset-paginated."""
+
+    @abstractmethod
+    async def memory_history(
+        self, principal: Principal, namespace: str, memory_id: str
+    ) -> dict[str, Any]:
+        """The memory, its revisions, what superseded it and what it superseded,
+        corroborations."""
+
+    @abstractmethod
+    async def expire_due(self, batch: int = 1000) -> int:
+        """Mark ACTIVE memories past expires_at EXPIRED, in every namespace; return how many."""

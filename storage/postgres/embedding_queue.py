@@ -1,0 +1,237 @@
+"""The embedding worker: turns queued `embedding_jobs` into `memory_embeddings`.
+
+Writes enqueue a job in their own transaction (so a write never waits on, or fails because of,
+the model). This service claims due jobs with `FOR UPDATE SKIP LOCKED` (any number of workers,
+in any number of processes, never take the same job), embeds each batch in ONE model call in a
+thread, upserts the vectors and deletes the jobs in the same transaction. A failed job is retried
+with exponential backoff (`run_after`) and dead-lettered after `MEMHUB_EMBED_MAX_ATTEMPTS`.
+
+It wakes on `NOTIFY memhub_embedding_jobs` (a statement trigger on the queue, delivered at the
+writer's COMMIT) and also polls, so a lost notification or a backoff expiring costs at most
+`POLL_SECONDS`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+
+from ...embedding.embedder import Embedder, document_text
+from .queries import q
+
+if TYPE_CHECKING:
+    from .core import PgCore
+
+logger = logging.getLogger(__name__)
+
+CHANNEL = "memhub_embedding_jobs"
+POLL_SECONDS = 1.0
+ERROR_BACKOFF_MAX = 30.0
+
+
+async def process_batch(backend: PgCore, embedder: Embedder, *, batch: int, max_attempts: int
+                        ) -> dict[str, int]:
+    """Claim up to `batch` due jobs and finish them in one transaction.
+
+    Returns counts: claimed, embedded, skipped (retired memory, newer revision queued, or
+    already embedded), failed (retried later), dead.
+    """
+    model = embedder.model_name
+
+    async def work(conn: psycopg.AsyncConnection) -> dict[str, int]:
+        cur = await conn.execute(q("embeddings.claim"), {"batch": batch})
+        jobs = await cur.fetchall()
+        counts = {"claimed": len(jobs), "embedded": 0, "skipped": 0, "failed": 0, "dead": 0}
+        finished: list[int] = []
+        todo: list[dict[str, Any]] = []
+        for job in jobs:
+            if job["memory_status"] != "ACTIVE" or job["revision"] < job["current_revision"]:
+                finished.append(job["id"])  # retired, or a newer revision's job is queued
+                counts["skipped"] += 1
+            elif (job["embedded_model"] == model
+                  and job["embedded_revision"] is not None
+                  and job["embedded_revision"] >= job["current_revision"]):
+                finished.append(job["id"])
+                counts["skipped"] += 1
+            else:
+                todo.append(job)
+        vectors, errors = await _embed(embedder, todo)
+        upserts = []
+        for job, vector, error in zip(todo, vectors, errors, strict=True):
+            if error is None:
+                upserts.append({
+                    "memory_id": job["memory_id"],
+                    "namespace": job["namespace"],
+                    # The text embedded is the row's current one, so label it with that revision.
+                    "revision": job["current_revision"],
+                    "model": model,
+                    "embedding": vector,
+                })
+                finished.append(job["id"])
+                counts["embedded"] += 1
+            else:
+                cur = await conn.execute(q("embeddings.fail_job"), {
+                    "id": job["id"], "error": error, "max_attempts": max_attempts,
+                })
+                outcome = await cur.fetchone()
+                counts["dead" if outcome["status"] == "dead" else "failed"] += 1
+                logger.warning(
+                    "embedding job failed",
+                    extra={"job_id": job["id"], "memory_id": str(job["memory_id"]),
+                           "attempts": outcome["attempts"], "status": outcome["status"],
+                           "error": error[:200]},
+                )
+        if upserts:
+            # One pipelined batch instead of a round trip per vector.
+            async with conn.cursor() as cur:
+                await cur.executemany(q("embeddings.upsert_vector"), upserts)
+        if finished:
+            await conn.execute(q("embeddings.delete_jobs"), {"ids": finished})
+        return counts
+
+    return await backend._run("*", work, retry_safe=False)
+
+
+async def _embed(embedder: Embedder, jobs: list[dict[str, Any]]
+                 ) -> tuple[list[Any], list[str | None]]:
+    """One model call for the batch; if it fails, one call per job so a single poisonous text
+    fails alone instead of taking its batch down with it."""
+    if not jobs:
+        return [], []
+    texts = [document_text(job["title"], job["content"]) for job in jobs]
+    try:
+        vectors = await asyncio.to_thread(embedder.embed_documents, texts)
+        return vectors, [None] * len(jobs)
+    except Exception as exc:
+        if len(jobs) == 1:
+            return [None], [f"{type(exc).__name__}: {exc}"]
+    vectors: list[Any] = []
+    errors: list[str | None] = []
+    for text in texts:
+        try:
+            vectors.extend(await asyncio.to_thread(embedder.embed_documents, [text]))
+            errors.append(None)
+        except Exception as exc:
+            vectors.append(None)
+            errors.append(f"{type(exc).__name__}: {exc}")
+    return vectors, errors
+
+
+async def enqueue_missing(backend: PgCore, model: str) -> int:
+    """Queue a job for every live memory lacking a current vector of `model`; return how many."""
+
+    async def work(conn: psycopg.AsyncConnection) -> int:
+        cur = await conn.execute(q("embeddings.enqueue_missing"), {"model": model})
+        return len(await cur.fetchall())
+
+    return await backend._run("*", work, retry_safe=False)
+
+
+async def queue_counts(backend: PgCore) -> dict[str, int]:
+    async def work(conn: psycopg.AsyncConnection) -> dict[str, int]:
+        cur = await conn.execute(q("embeddings.queue_counts"))
+        return dict(await cur.fetchone())
+
+    return await backend._run("*", work, retry_safe=True)
+
+
+class EmbeddingWorker:
+    def __init__(self, backend: PgCore, embedder: Embedder, *, batch: int, max_attempts: int
+                 ) -> None:
+        self.backend = backend
+        self.embedder = embedder
+        self.batch = batch
+        self.max_attempts = max_attempts
+        self.totals = {"embedded": 0, "skipped": 0, "failed": 0, "dead": 0, "batches": 0}
+        self.last_batch_ms: float | None = None
+        self.listening = False
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task | None = None
+        self._listener: asyncio.Task | None = None
+
+    def status(self) -> dict[str, Any]:
+        return {"running": self._task is not None and not self._task.done(),
+                "listening": self.listening, "last_batch_ms": self.last_batch_ms, **self.totals}
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="memhub-embedding-worker")
+        self._listener = asyncio.create_task(self._listen(), name="memhub-embedding-listen")
+
+    async def stop(self) -> None:
+        for task in (self._listener, self._task):
+            if task is not None:
+                task.cancel()
+        for task in (self._listener, self._task):
+            if task is not None:
+                try:
+                    await task
+                except (asyncio.CancelledError, Exception):
+                    pass
+
+    async def _listen(self) -> None:
+        """Set the wake event on every NOTIFY; reconnect with backoff if the connection drops."""
+        delay = 0.5
+        while True:
+            try:
+                async with await psycopg.AsyncConnection.connect(
+                    self.backend.dsn, autocommit=True
+                ) as conn:
+                    await conn.execute(f"LISTEN {CHANNEL}")
+                    self.listening = True
+                    delay = 0.5
+                    async for _ in conn.notifies():
+                        self._wake.set()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self.listening = False
+                logger.warning("embedding listener lost; polling meanwhile",
+                               extra={"error": type(exc).__name__})
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, ERROR_BACKOFF_MAX)
+
+    async def _run(self) -> None:
+        while not self.embedder.wait(0):
+            await asyncio.sleep(0.05)
+        if not self.embedder.ready:
+            # Jobs stay queued (no attempts burned): a restart with the model embeds them.
+            logger.warning("embedding worker idle: no model", extra=self.embedder.status())
+            return
+        delay = 0.5
+        requeued = False
+        while True:
+            try:
+                if not requeued:
+                    # A changed model (or a lost job) leaves vectors missing: queue them once.
+                    count = await enqueue_missing(self.backend, self.embedder.model_name)
+                    requeued = True
+                    if count:
+                        logger.info("queued re-embedding", extra={"jobs": count,
+                                    "model": self.embedder.model_name})
+                self._wake.clear()
+                started = time.perf_counter()
+                counts = await process_batch(self.backend, self.embedder, batch=self.batch,
+                                             max_attempts=self.max_attempts)
+                delay = 0.5
+                if counts["claimed"]:
+                    self.last_batch_ms = round((time.perf_counter() - started) * 1000, 1)
+                    self.totals["batches"] += 1
+                    for key in ("embedded", "skipped", "failed", "dead"):
+                        self.totals[key] += counts[key]
+                if counts["claimed"] < self.batch:
+                    try:
+                        await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
+                    except TimeoutError:
+                        pass
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                logger.warning("embedding worker error; backing off",
+                               extra={"error": f"{type(exc).__name__}: {exc}"[:300],
+                                      "seconds": delay})
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, ERROR_BACKOFF_MAX)

@@ -1,0 +1,53 @@
+"""Row-level security follows the TOKEN, not only the namespace a query asks for.
+
+`PgCore._tx(namespaces)` sets `memhub.namespaces` to what the storage method asks for (the
+namespace the tool names). On its own that would let a tool that forgot its `authorize()` call
+read another project: the transaction would be opened for exactly the namespace the scoped
+token must not see. So the token gate binds the authenticated principal to the request's
+context (`bind_caller`), and every transaction opened on its behalf is confined to the
+intersection of what was asked and what the token may see; an empty intersection sees nothing
+and may insert nothing. A read-only token's transactions also set `memhub.read_only`, and the
+database then refuses their writes (migration 0013). Background work (embedding worker, expiry
+sweep) and operator views run outside any request, with no caller bound, and keep their own
+scope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
+
+from ..principal import Principal
+from .core import ALL_NAMESPACES
+
+_CALLER: ContextVar[Principal | None] = ContextVar("memhub_caller", default=None)
+READ_ONLY_GUC = "memhub.read_only"
+
+
+def bind_caller(principal: Principal | None) -> None:
+    """Confine this request's transactions to `principal`'s namespaces (set by the gate)."""
+    _CALLER.set(principal)
+
+
+def bound_caller() -> Principal | None:
+    return _CALLER.get()
+
+
+def confine(namespaces: str | Sequence[str], principal: Principal | None) -> str | list[str]:
+    if principal is None or principal.namespaces is None:
+        return namespaces
+    requested = [namespaces] if isinstance(namespaces, str) else list(namespaces)
+    if requested == [ALL_NAMESPACES]:
+        return list(principal.namespaces)
+    return [name for name in requested if name in principal.namespaces]
+
+
+class TokenScope:
+    """Mixin placed before PgCore: narrows every transaction to the bound caller's scope."""
+
+    def _tx(self, namespaces: str | Sequence[str], gucs: Mapping[str, str] | None = None):
+        caller = _CALLER.get()
+        if caller is not None and caller.read_only:
+            # The database refuses this transaction's writes too (migration 0013).
+            gucs = {**(gucs or {}), READ_ONLY_GUC: "on"}
+        return super()._tx(confine(namespaces, caller), gucs)

@@ -1,0 +1,39 @@
+"""`StatsStore`: what the `stats` tool reports of the database (a PostgresBackend mixin)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+from ..principal import Principal
+from .core import ALL_NAMESPACES
+from .lexicon import due_in
+from .queries import q
+
+
+class StatsStore:
+    """Implements `CoreBackend.stats`."""
+
+    async def stats(self, principal: Principal) -> dict[str, Any]:
+        scope = ALL_NAMESPACES if principal.namespaces is None else principal.namespaces
+        if not scope:
+            return {"namespaces": {}, "embedding_queue": {"pending": 0, "dead": 0},
+                    "lexicon": {"due": []}}
+
+        async def read(conn: psycopg.AsyncConnection) -> dict[str, Any]:
+            counts: dict[str, dict[str, int]] = {}
+            if principal.namespaces is None:
+                cur = await conn.execute(q("stats.memory_counts"))
+            else:
+                cur = await conn.execute(q("stats.memory_counts_in"),
+                                         {"namespaces": list(principal.namespaces)})
+            for row in await cur.fetchall():
+                counts.setdefault(row["namespace"], {})[row["status"]] = row["n"]
+            cur = await conn.execute(q("stats.embedding_queue"))
+            queue = await cur.fetchone()
+            due = [row["namespace"] for row in await due_in(conn, principal.namespaces)]
+            return {"namespaces": counts, "embedding_queue": dict(queue),
+                    "lexicon": {"due": due}}
+
+        return await self._run(scope, read, retry_safe=True)
