@@ -53,15 +53,25 @@ def version() -> str:
         return "0.0.0+local"
 
 
-def announce_tokens(created: dict[str, str]) -> None:
-    """Print newly generated surface tokens once, on the operator console (never to the log)."""
-    for surface, token in created.items():
-        sys.stderr.write(
-            f"\nmemhub: created the '{surface}' token (shown once; rotate it in /admin):\n"
-            f"    {token}\n"
-        )
-    if created:
-        sys.stderr.flush()
+def announce_tokens(created: dict[str, str], admin_url: str) -> None:
+    """Print newly generated surface tokens once, on the operator console, framed so they stand
+    out among the JSON log lines (never written to the log itself)."""
+    if not created:
+        return
+    rule = "memhub: " + "=" * 72 + "\n"
+    lines = [rule, "memhub: NEW CLIENT TOKENS, shown only this once: copy them now.\n"]
+    lines += [f"memhub:   {surface:<12} {token}\n" for surface, token in created.items()]
+    lines += [f"memhub: Rotate them or create more at {admin_url}\n", rule]
+    sys.stderr.write("\n" + "".join(lines) + "\n")
+    sys.stderr.flush()
+
+
+def admin_url(settings: Settings) -> str:
+    """Where the operator opens the dashboard: MEMHUB_PUBLIC_URL's, or the bind address's."""
+    if settings.public_url:
+        return settings.public_url.rstrip("/") + "/admin"
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+    return f"http://{host}:{settings.port}/admin"
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -88,7 +98,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             web = settings.mcp_auth_token.get_secret_value() if settings.mcp_auth_token else None
             created = await backend.seed_surface_tokens(web)
             # The operator already knows MCP_AUTH_TOKEN; only generated tokens are shown.
-            announce_tokens({s: t for s, t in created.items() if not (s == "web" and web)})
+            announce_tokens({s: t for s, t in created.items() if not (s == "web" and web)},
+                            admin_url(settings))
             await _start_embeddings(rt, backend, stack)
             run_until_shutdown(stack, expiry.sweep_forever(backend, settings.expiry_sweep_seconds),
                                "memhub-expiry-sweep")

@@ -18,7 +18,7 @@ Three recipes:
   activations quantized per token (row) after SmoothQuant's per-channel balancing, on
   onnxruntime's plain `MatMulInteger` (u8 x s8, 7-bit weights, so AVX2 without VNNI cannot
   saturate). Cosine ~0.9986 to fp32; for AVX2-only hosts, where a query took 5.5 ms against
-  int8-block's 7.4 (docs/perf.md, nineteenth session).
+  int8-block's 7.4 (docs/performance.md).
 - `int8`: onnxruntime's dynamic quantization (`quantize_dynamic`), weights int8 per output
   channel with `reduce_range` (7-bit weights), activations per tensor: fastest, but vectors at
   cosine ~0.99 and SciFact's hybrid nDCG@10 0.716 -> 0.707.

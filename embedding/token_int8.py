@@ -23,12 +23,12 @@ integer kernels:
 One input read by several matmuls (a layer's Q, K and V) is scaled and quantized once.
 
 When to use it (MEMHUB_QUERY_QUANTIZE=int8-token; int8-block stays the default): on CPUs with
-AVX2 alone, measured on an AMD EPYC host, 2 cores, one query, an earlier variant (rows
-symmetric around 0 in 255 levels) took 5.5 ms against 7.4 ms for int8-block and 9.3 for fp32,
-a search ~3 ms less end to end (paired); on a host with AVX-512 VNNI, int8-block's kernel is as
+AVX2 alone, measured on an AMD EPYC host, 2 cores, one query, a variant with rows symmetric
+around 0 in 255 levels took 5.5 ms against 7.4 ms for int8-block and 9.3 for fp32,
+a search ~3 ms less end to end; on a host with AVX-512 VNNI, int8-block's kernel is as
 fast (3.3 ms against 3.1 for int8-block, 5.2 for fp32) and closer. Query vectors at cosine
 0.9986 to fp32 on average over the eval set's queries and memories (0.9979 at worst), against
-0.9992 for int8-block and 0.9925 for the dynamic recipe (docs/perf.md, nineteenth session).
+0.9992 for int8-block and 0.9925 for the dynamic recipe (docs/performance.md).
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ on a busy machine), so this middleware, inside the token gate and the body limit
 POST /mcp body once: when it is a `tools/call` of `memory_search` (mode hybrid or semantic) or
 `memory_context` with a query, the query (normalised as the search will: `check_query`) starts
 embedding in a worker thread (`Embedder.prefetch`) while those layers run on the event loop,
-and the search joins it (`Embedder.query_vector`) instead of starting its own. Measured by
-paired A/B at 100k: docs/perf.md.
+and the search joins it (`Embedder.query_vector`) instead of starting its own (its effect on
+search latency at 100k memories: docs/performance.md).
 
 Nothing else changes: the body is handed on byte for byte; a body over PEEK_BYTES (an
 artifact upload) is not parsed and streams on as it came; anything unexpected (not JSON, a

@@ -6,7 +6,7 @@
 -- every memory holding its words and dropped the untagged ones afterwards. With
 -- `tag_ns_tsv @@ memhub_tag_gate(...)` the two GIN indexes are ANDed before any row is read
 -- (the same memories: the gate is the tags' exact equality). At 100k memories with a tag on
--- 2%, the lexical statement went 13.6 -> 9.9 ms (docs/perf.md, seventeenth session).
+-- 2%, the lexical statement went 13.6 -> 9.9 ms (docs/performance.md).
 CREATE OR REPLACE FUNCTION memhub_lexical_gate(
     p_namespace text, p_terms tsquery[], p_gate tsquery, p_floor int, p_seen uuid[],
     p_limit int, p_kinds text[], p_tags text[]

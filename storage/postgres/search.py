@@ -49,7 +49,7 @@ logger = logging.getLogger(__name__)
 # and cost both legs work (the lexical levels stop at the depth; the semantic leg re-checks each
 # neighbour through stage 0). 30 for the default limit of 10: measured against 50, 40, 25 and 20
 # on SciFact (hybrid nDCG@10 at limit 10 within +-0.002 of each other, no trend) and the eval set
-# (0.810-0.815), and ~1.1 ms faster end-to-end than 50 at 100k (docs/perf.md, sixteenth session).
+# (0.810-0.815), and ~1.1 ms faster end-to-end than 50 at 100k (docs/performance.md).
 MIN_LEG_DEPTH = 30
 MAX_LEG_DEPTH = 200
 # A memory must match at least ceil(share x meaningful words) of the query's words to be a

@@ -1,5 +1,7 @@
 """The embedded PostgreSQL lifecycle, with real memhub processes (no DATABASE_URL)."""
 
+import re
+
 import httpx
 import psutil
 import pytest
@@ -51,8 +53,11 @@ def test_data_and_tokens_persist_across_restarts(tmp_path):
         pass
     second_output = running.log_path.read_text()
     # First boot generates and prints the three surface tokens once; the second finds them.
-    assert first_output.count("created the '") == 3
-    assert "created the '" not in second_output
+    assert first_output.count("NEW CLIENT TOKENS") == 1
+    assert [s for s in ("web", "desktop-cli", "cursor")
+            if re.search(rf"^memhub:   {s} +mh_", first_output, re.M)] == ["web", "desktop-cli",
+                                                                          "cursor"]
+    assert "NEW CLIENT TOKENS" not in second_output
     assert "mh_" not in second_output
     assert _wait_gone((tmp_path / "pgdata").resolve()) == []
 

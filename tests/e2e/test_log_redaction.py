@@ -33,7 +33,7 @@ def _log_records(log: str) -> list[dict]:
 
     records = []
     for line in log.splitlines():
-        if not line.strip() or line.startswith("memhub: created") or line.startswith("    mh_"):
+        if not line.strip() or line.startswith("memhub: "):
             continue
         try:
             records.append(json.loads(line))

@@ -261,7 +261,7 @@ def test_a_candidates_tokens_are_counted_once_and_as_the_tokenizer_counts(monkey
     from memhub.storage import context_pack
 
     encoded = []
-    monkeypatch.setattr(context_pack, "_COUNTS", LRU(100))
+    context_pack.count_tokens_cached.cache_clear()
     monkeypatch.setattr(context_pack, "count_tokens",
                         lambda text: encoded.append(text) or count_tokens(text))
     first = [_candidate(i, "FACT", 1.0) for i in range(5)]
