@@ -1,8 +1,10 @@
 """The one serializer from a `memories` row to the memory dict every tool returns.
 
-Title, content and the deletion reason were written by some client and will be read by a
-model: they leave wrapped in untrusted-data markers (`storage.sanitize.wrap_untrusted`).
-Consumers that need the raw text call `storage.sanitize.unwrap_untrusted`.
+Title, content, every string value of the metadata and the deletion reason were written by
+some client and will be read by a model: they leave wrapped in untrusted-data markers
+(`storage.sanitize.wrap_untrusted`; metadata through `work_input.wrap_json`, which leaves its
+keys bare as session payloads do). Consumers that need the raw text call
+`storage.sanitize.unwrap_untrusted` (`unwrap_all` for the metadata).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 from uuid import UUID
 
 from .sanitize import wrap_untrusted
+from .work_input import wrap_json
 
 
 def iso(value: datetime | None) -> str | None:
@@ -46,7 +49,7 @@ def memory_dict(row: dict[str, Any]) -> dict[str, Any]:
         "updated_at": iso(row["updated_at"]),
         "superseded_by": id_str(row["superseded_by"]),
         "expires_at": iso(row["expires_at"]),
-        "metadata": row.get("metadata"),
+        "metadata": wrap_json(row.get("metadata")),
         "quarantined": bool(row.get("quarantined", False)),
         "deleted_reason": wrap_untrusted(row.get("deleted_reason")),
     }

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import InvalidInput, TooLarge
 from .sanitize import sanitize_text
+from .work_input import sanitize_json
 
 KINDS = ("DECISION", "FACT", "CONVENTION", "NOTE", "TODO")
 LIST_STATUSES = ("ACTIVE", "SUPERSEDED", "DELETED", "EXPIRED", "ALL")
@@ -138,18 +139,21 @@ def check_supersedes(ids: Any) -> list[uuid.UUID]:
 
 
 def check_metadata(metadata: Any) -> dict[str, Any] | None:
+    """The metadata as it will be stored: every string in it, keys too, sanitized like a
+    title (a model reads it later); nesting bounded (sanitize_json) before it is encoded."""
     if metadata is None:
         return None
     if not isinstance(metadata, dict):
         raise InvalidInput("metadata must be a JSON object", field="metadata")
+    cleaned = sanitize_json(metadata, field="metadata")
     try:
-        encoded = json.dumps(metadata, separators=(",", ":"), allow_nan=False)
+        encoded = json.dumps(cleaned, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError):
         raise InvalidInput("metadata must be plain JSON", field="metadata") from None
     if len(encoded.encode("utf-8")) > MAX_METADATA_BYTES:
         raise TooLarge(f"metadata is larger than {MAX_METADATA_BYTES} bytes of JSON",
                        field="metadata", limit=MAX_METADATA_BYTES)
-    return metadata
+    return cleaned
 
 
 def check_request_id(request_id: Any) -> str | None:

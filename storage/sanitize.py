@@ -10,6 +10,8 @@ Stable API (other areas call it; signatures do not change):
   `include_quarantined=true` reads, excluded from other reads).
 - `wrap_untrusted(text)` / `unwrap_untrusted(text)`: the markers put around returned text, and
   how a consumer takes them off again (`unwrap_all` does it for a whole tool answer).
+- `neutralise_markers(text)`: marker look-alikes made inert, for text returned unwrapped (JSON
+  keys).
 
 These are layers, not proofs: deterministic screens are bypassable by an adaptive attacker
 (paraphrase, a language we have no pattern for, an encoding we do not decode). What is caught
@@ -231,6 +233,12 @@ def _neutralise_markers(text: str) -> str:
         cursor = end
     parts.append(text[cursor:])
     return "".join(parts)
+
+
+def neutralise_markers(text: str) -> str:
+    """`text` with every untrusted-data marker look-alike replaced by `[[UNTRUSTED_DATA]]`
+    (what `sanitize_text` and `wrap_untrusted` do to markers), for text returned bare."""
+    return _neutralise_markers(text)
 
 
 def sanitize_text(text: str) -> str:

@@ -12,7 +12,7 @@ import uuid
 from typing import Any
 
 from ..errors import InvalidInput, NotFound, TooLarge
-from .sanitize import sanitize_text, wrap_untrusted
+from .sanitize import neutralise_markers, sanitize_text, wrap_untrusted
 
 # Bounds (also in README "Handoffs, sessions, artifacts"; errors name them).
 TITLE_MAX = 300
@@ -96,21 +96,22 @@ def hidden_if_quarantined(row: dict[str, Any], include_quarantined: bool, what: 
 
 
 # --- JSON payloads ----------------------------------------------------------------------
-def sanitize_json(value: Any, depth: int = 0) -> Any:
+def sanitize_json(value: Any, depth: int = 0, *, field: str = "payload") -> Any:
     """Every string (keys too) sanitized; depth bounded."""
     if depth > PAYLOAD_MAX_DEPTH:
-        raise InvalidInput(f"payload is nested deeper than {PAYLOAD_MAX_DEPTH} levels",
-                           field="payload")
+        raise InvalidInput(f"{field} is nested deeper than {PAYLOAD_MAX_DEPTH} levels",
+                           field=field)
     if isinstance(value, str):
         return sanitize_text(value)
     if isinstance(value, dict):
-        return {sanitize_text(str(k)): sanitize_json(v, depth + 1) for k, v in value.items()}
+        return {sanitize_text(str(k)): sanitize_json(v, depth + 1, field=field)
+                for k, v in value.items()}
     if isinstance(value, list):
-        return [sanitize_json(v, depth + 1) for v in value]
+        return [sanitize_json(v, depth + 1, field=field) for v in value]
     if value is None or isinstance(value, bool | int | float):
         return value
-    raise InvalidInput("payload must be JSON (objects, lists, strings, numbers, booleans, null)",
-                       field="payload")
+    raise InvalidInput(f"{field} must be JSON (objects, lists, strings, numbers, booleans, "
+                       "null)", field=field)
 
 
 def json_strings(value: Any) -> list[str]:
@@ -124,12 +125,13 @@ def json_strings(value: Any) -> list[str]:
 
 
 def wrap_json(value: Any) -> Any:
-    """String values wrapped in untrusted markers (keys stay bare: they are sanitized and
-    screened on write, and wrapping them would break the consumer's lookups)."""
+    """String values wrapped in untrusted markers. Keys stay bare: they are sanitized and
+    screened on write, and wrapping them would break the consumer's lookups; a marker look-alike
+    in a key stored before keys were sanitized is neutralised, so no key carries one out."""
     if isinstance(value, str):
         return wrap_untrusted(value)
     if isinstance(value, dict):
-        return {k: wrap_json(v) for k, v in value.items()}
+        return {neutralise_markers(k): wrap_json(v) for k, v in value.items()}
     if isinstance(value, list):
         return [wrap_json(v) for v in value]
     return value

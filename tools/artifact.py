@@ -62,10 +62,12 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
 
         Pass exactly one of content_base64 or text. Content is addressed by its sha256 and
         stored once however many namespaces hold it; putting the same content again is safe.
-        Returns {"outcome": "created" | "exists", "artifact": {"sha256", "size", ...}}. Fetch
-        it with artifact_get or over HTTP at GET /artifact/{sha256} (same token). Limit: the
-        server's artifact cap (50 MB by default; TOO_LARGE names it). Errors: INVALID_INPUT
-        (both/neither content, bad base64, bad media_type), TOO_LARGE.
+        Returns {"outcome": "created" | "exists", "bytes_stored", "artifact": {"sha256",
+        "size", ...}}; bytes_stored is true when this namespace held no artifact with these
+        bytes before (whatever other namespaces hold). Fetch it with artifact_get or over
+        HTTP at GET /artifact/{sha256} (same token). Limit: the server's artifact cap (50 MB
+        by default; TOO_LARGE names it). Errors: INVALID_INPUT (both/neither content, bad
+        base64, bad media_type), TOO_LARGE.
         """
         principal = authorize(namespace, write=True)
         cap = rt.settings.artifact_max_bytes

@@ -77,17 +77,25 @@ class ArtifactStore:
         sha = hashlib.sha256(content).digest()
         size = len(content)
 
+        chunks = [{"sha": sha, "idx": i, "data": content[off:off + CHUNK_SIZE]}
+                  for i, off in enumerate(range(0, size, CHUNK_SIZE))]
+
         async def put(conn: Conn) -> dict[str, Any]:
+            # The answer depends on this namespace alone: whether the global blob already
+            # existed (another tenant's file) must not show, in the answer or in its timing.
+            held = await one(conn, "artifacts.first_ref_in_namespace",
+                             {"namespace": namespace, "sha": sha})
             begun = await one(conn, "artifacts.begin", {"sha": sha, "size": size,
                                                         "chunk": CHUNK_SIZE})
-            stored = bool(begun and begun["upload"])
-            if stored:
-                async with conn.cursor() as cur:
-                    await cur.executemany(q("artifacts.chunk_put"), [
-                        {"sha": sha, "idx": i, "data": content[off:off + CHUNK_SIZE]}
-                        for i, off in enumerate(range(0, size, CHUNK_SIZE))
-                    ])
-                await conn.execute(q("artifacts.finish"), {"sha": sha})
+            async with conn.cursor() as cur:
+                if begun and begun["upload"]:
+                    await cur.executemany(q("artifacts.chunk_put"), chunks)
+                    await conn.execute(q("artifacts.finish"), {"sha": sha})
+                elif held is None:
+                    # Stored for another namespace: send and hash the bytes anyway, as an
+                    # upload would, so a large put does not answer faster when someone
+                    # else already holds the file.
+                    await cur.executemany(q("artifacts.hash_chunk"), chunks)
             row = await one(conn, "artifacts.insert_ref", {
                 "namespace": namespace, "sha": sha, "name": name, "media_type": media_type,
                 "size": size, "author": principal.surface,
@@ -98,7 +106,8 @@ class ArtifactStore:
                                                         "name": name})
                 outcome = "exists"
             assert row is not None
-            return {"outcome": outcome, "bytes_stored": stored, "artifact": artifact_dict(row)}
+            return {"outcome": outcome, "bytes_stored": held is None,
+                    "artifact": artifact_dict(row)}
 
         # Content-addressed: a replay after a lost connection stores nothing twice.
         return await self._run(namespace, put, retry_safe=True)

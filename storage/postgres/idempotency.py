@@ -1,6 +1,9 @@
-"""Idempotent writes: one stored answer per (namespace, surface, client_request_id).
+"""Idempotent writes: one stored answer per (namespace, token, client_request_id).
 
-Shared by every write that takes a `client_request_id` (memories, handoffs, sessions). The
+Shared by every write that takes a `client_request_id` (memories, handoffs, sessions). Keys
+belong to the token that used them, not to its surface: two tokens of one surface (scoped to
+different projects, or to the same one) never replay each other's answers, which may hold what
+the other token may not see. A rotated token starts a fresh key space (migration 0021). The
 claim is the first statement of the write's own transaction, so the stored response commits
 with the write or neither does; a concurrent request with the same key waits on the claim,
 then replays the stored answer. Not to be confused with dedup (same content from anyone).
@@ -41,11 +44,12 @@ class IdempotentWrites:
     _run: Callable[..., Awaitable[Any]]
 
     async def _claim(
-        self, conn: Conn, key: dict[str, Any], operation: str, digest: bytes
+        self, conn: Conn, key: dict[str, Any], surface: str, operation: str, digest: bytes
     ) -> dict[str, Any] | None:
         """Claim `key` for this request (None), or return the stored answer of the one that did."""
         claimed = await _one(conn, "idempotency.claim_request",
-                             {**key, "operation": operation, "request_hash": digest})
+                             {**key, "surface": surface, "operation": operation,
+                              "request_hash": digest})
         if claimed is not None:
             return None
         stored = await _one(conn, "idempotency.stored_request", key)
@@ -71,12 +75,12 @@ class IdempotentWrites:
         payload: dict[str, Any],
         body: Callable[[Conn], Awaitable[dict[str, Any]]],
     ) -> dict[str, Any]:
-        key = {"namespace": namespace, "surface": principal.surface, "request_id": request_id}
+        key = {"namespace": namespace, "token_id": principal.token_id, "request_id": request_id}
         digest = request_hash(operation, payload)
 
         async def write(conn: Conn) -> dict[str, Any]:
             if request_id is not None:
-                replay = await self._claim(conn, key, operation, digest)
+                replay = await self._claim(conn, key, principal.surface, operation, digest)
                 if replay is not None:
                     return replay
             result = await body(conn)

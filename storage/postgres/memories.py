@@ -19,6 +19,7 @@ from .. import memory_input as mi
 from ..memory_dicts import iso, memory_dict
 from ..principal import Principal, check_namespace
 from ..sanitize import screen, wrap_untrusted
+from ..work_input import json_strings
 from .idempotency import IdempotentWrites
 from .queries import q
 from .rows import Conn, many, one
@@ -54,7 +55,9 @@ class MemoryStore(IdempotentWrites):
         expiry = mi.check_expires_at(expires_at)
         meta = mi.check_metadata(metadata)
         request_id = mi.check_request_id(client_request_id)
-        screening = screen(clean_title, clean_content)
+        # Metadata is read by a model too: instruction-shaped text in any of its strings
+        # (keys included) quarantines the memory as it would in the title or content.
+        screening = screen(clean_title, clean_content, *json_strings(meta))
         if screening.quarantined and targets:
             # Otherwise an injected note could retire a real decision while itself being
             # hidden from retrieval: the decision would silently vanish.
@@ -234,7 +237,9 @@ class MemoryStore(IdempotentWrites):
             eff_content = new_content if new_content is not None else base["content"]
             eff_tags = new_tags if new_tags is not None else list(base["tags"])
             digest = mi.content_hash(eff_content)
-            screening = screen(eff_title, eff_content)
+            # Revising keeps the metadata: it is screened again with the new text, so a
+            # revision cannot lift a quarantine its metadata earned.
+            screening = screen(eff_title, eff_content, *json_strings(base["metadata"]))
             if digest != bytes(base["content_hash"]) and base["status"] == "ACTIVE":
                 await self._check_content_free(conn, namespace, digest, mid)
             row = await one(conn, "memories.revise_cas", {

@@ -24,14 +24,15 @@ class StatsStore:
         async def read(conn: psycopg.AsyncConnection) -> dict[str, Any]:
             counts: dict[str, dict[str, int]] = {}
             if principal.namespaces is None:
-                cur = await conn.execute(q("stats.memory_counts"))
+                counted = await conn.execute(q("stats.memory_counts"))
+                queued = await conn.execute(q("stats.embedding_queue"))
             else:
-                cur = await conn.execute(q("stats.memory_counts_in"),
-                                         {"namespaces": list(principal.namespaces)})
-            for row in await cur.fetchall():
+                mine = {"namespaces": list(principal.namespaces)}
+                counted = await conn.execute(q("stats.memory_counts_in"), mine)
+                queued = await conn.execute(q("stats.embedding_queue_in"), mine)
+            for row in await counted.fetchall():
                 counts.setdefault(row["namespace"], {})[row["status"]] = row["n"]
-            cur = await conn.execute(q("stats.embedding_queue"))
-            queue = await cur.fetchone()
+            queue = await queued.fetchone()
             due = [row["namespace"] for row in await due_in(conn, principal.namespaces)]
             return {"namespaces": counts, "embedding_queue": dict(queue),
                     "lexicon": {"due": due}}

@@ -4,6 +4,11 @@ SELECT memhub_artifact_begin(%(sha)s, %(size)s, %(chunk)s) AS upload;
 -- name: chunk_put
 SELECT memhub_artifact_chunk_put(%(sha)s, %(idx)s, %(data)s);
 
+-- name: hash_chunk
+-- The database's share of an upload's work (receive the chunk, hash it) for content already
+-- stored by another namespace; see ArtifactStore.artifact_put.
+SELECT sha256(%(data)s::bytea) AS digest;
+
 -- name: finish
 SELECT memhub_artifact_finish(%(sha)s);
 

@@ -17,6 +17,15 @@ SELECT namespace, status, count(*)::int AS n
  ORDER BY namespace, status;
 
 -- name: embedding_queue
+-- Every namespace's jobs (a token for all namespaces).
 SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending,
        count(*) FILTER (WHERE status = 'dead')::int AS dead
   FROM embedding_jobs;
+
+-- name: embedding_queue_in
+-- A token's own namespaces' jobs only: the depth of the whole queue moves with every other
+-- tenant's writes. Row-level security confines it too; the condition says so where it is read.
+SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending,
+       count(*) FILTER (WHERE status = 'dead')::int AS dead
+  FROM embedding_jobs
+ WHERE namespace = ANY (%(namespaces)s::text[]);

@@ -1,0 +1,1472 @@
+-- The schema that migrations/ add up to, as pg_dump --schema-only prints it for a freshly
+-- migrated database (comments, SET lines and the migration bookkeeping table left out).
+-- Generated: tests/integration/test_schema_snapshot.py says how to refresh it.
+
+CREATE EXTENSION IF NOT EXISTS btree_gin WITH SCHEMA public;
+
+CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public;
+
+CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public;
+
+CREATE FUNCTION public.memhub_analyze_namespaces() RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+BEGIN
+    IF NOT pg_try_advisory_xact_lock(hashtext('memhub_analyze_namespaces')) THEN
+        RETURN false;
+    END IF;
+    -- The namespace column only: the estimates that decide join shapes. The tsvector columns'
+    -- statistics are costly to gather and are left to autovacuum.
+    ANALYZE memories (namespace), memory_embeddings (namespace);
+    RETURN true;
+END
+$$;
+
+CREATE FUNCTION public.memhub_artifact_begin(p_sha bytea, p_size bigint, p_chunk integer) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+    existing artifact_blobs%ROWTYPE;
+BEGIN
+    INSERT INTO artifact_blobs (sha256, size, chunk_size) VALUES (p_sha, p_size, p_chunk)
+    ON CONFLICT (sha256) DO NOTHING;
+    IF FOUND THEN
+        RETURN true;
+    END IF;
+    SELECT * INTO existing FROM artifact_blobs WHERE sha256 = p_sha FOR UPDATE;
+    IF existing.complete THEN
+        RETURN false;
+    END IF;
+    -- Not complete can only mean an interrupted writer's leftovers: start over.
+    DELETE FROM artifact_chunks WHERE sha256 = p_sha;
+    UPDATE artifact_blobs SET size = p_size, chunk_size = p_chunk WHERE sha256 = p_sha;
+    RETURN true;
+END
+$$;
+
+CREATE FUNCTION public.memhub_artifact_chunk_put(p_sha bytea, p_idx integer, p_data bytea) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+BEGIN
+    IF (SELECT complete FROM artifact_blobs WHERE sha256 = p_sha) IS DISTINCT FROM false THEN
+        RAISE EXCEPTION 'artifact % is not being uploaded', encode(p_sha, 'hex')
+            USING ERRCODE = 'raise_exception';
+    END IF;
+    INSERT INTO artifact_chunks (sha256, idx, data) VALUES (p_sha, p_idx, p_data);
+END
+$$;
+
+CREATE FUNCTION public.memhub_artifact_finish(p_sha bytea) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+    blob artifact_blobs%ROWTYPE;
+    actual_size bigint;
+    actual_sha bytea;
+BEGIN
+    SELECT * INTO blob FROM artifact_blobs WHERE sha256 = p_sha FOR UPDATE;
+    IF NOT FOUND OR blob.complete THEN
+        RAISE EXCEPTION 'artifact % is not being uploaded', encode(p_sha, 'hex')
+            USING ERRCODE = 'raise_exception';
+    END IF;
+    SELECT coalesce(sum(octet_length(data)), 0),
+           sha256(coalesce(string_agg(data, ''::bytea ORDER BY idx), ''::bytea))
+      INTO actual_size, actual_sha
+      FROM artifact_chunks WHERE sha256 = p_sha;
+    IF actual_size <> blob.size OR actual_sha <> p_sha THEN
+        RAISE EXCEPTION 'artifact content does not match its sha256'
+            USING ERRCODE = 'check_violation';
+    END IF;
+    UPDATE artifact_blobs SET complete = true WHERE sha256 = p_sha;
+END
+$$;
+
+CREATE FUNCTION public.memhub_artifact_read(p_sha bytea, p_offset bigint, p_length integer) RETURNS bytea
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+    blob artifact_blobs%ROWTYPE;
+    first_idx integer;
+    last_idx integer;
+    out bytea := ''::bytea;
+    piece record;
+    from_byte bigint;
+    upto_byte bigint;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM artifacts a
+                    WHERE a.sha256 = p_sha AND memhub_ns_visible(a.namespace)) THEN
+        RETURN NULL;
+    END IF;
+    SELECT * INTO blob FROM artifact_blobs WHERE sha256 = p_sha AND complete;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+    IF p_offset < 0 OR p_length < 0 OR p_offset > blob.size THEN
+        RAISE EXCEPTION 'range outside the artifact' USING ERRCODE = 'data_exception';
+    END IF;
+    upto_byte := least(p_offset + p_length, blob.size);
+    IF upto_byte <= p_offset THEN
+        RETURN out;
+    END IF;
+    first_idx := (p_offset / blob.chunk_size)::integer;
+    last_idx := ((upto_byte - 1) / blob.chunk_size)::integer;
+    FOR piece IN SELECT idx, data FROM artifact_chunks
+                  WHERE sha256 = p_sha AND idx BETWEEN first_idx AND last_idx ORDER BY idx LOOP
+        from_byte := greatest(p_offset - piece.idx::bigint * blob.chunk_size, 0);
+        out := out || substring(piece.data FROM (from_byte + 1)::integer
+                                FOR (upto_byte - piece.idx::bigint * blob.chunk_size - from_byte)::integer);
+    END LOOP;
+    RETURN out;
+END
+$$;
+
+CREATE FUNCTION public.memhub_embedding_jobs_notify() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pg_notify('memhub_embedding_jobs', '');
+    RETURN NULL;
+END
+$$;
+
+CREATE FUNCTION public.memhub_lexical_candidates(p_namespace text, p_terms tsquery[], p_gates tsquery[], p_floors integer[], p_take integer, p_depth integer, p_kinds text[], p_tags text[]) RETURNS TABLE(id uuid, matched integer)
+    LANGUAGE plpgsql STABLE ROWS 100
+    SET plan_cache_mode TO 'force_custom_plan'
+    SET enable_indexscan TO 'off'
+    AS $$
+DECLARE
+    top int := coalesce(cardinality(p_gates), 0);
+    level int;
+    room int;
+    seen uuid[] := '{}';
+    ids uuid[];
+    counts int[];
+BEGIN
+    -- With one level there is nothing after the strictest to stand in for it.
+    FOR level IN REVERSE (CASE WHEN top > 1 THEN top - 1 ELSE top END)..1 LOOP
+        room := p_take - cardinality(seen);
+        SELECT coalesce(array_agg(g.id), '{}'), coalesce(array_agg(g.matched), '{}')
+          INTO ids, counts
+          FROM memhub_lexical_gate(p_namespace, p_terms, p_gates[level], p_floors[level], seen,
+                                   room, p_kinds, p_tags) AS g;
+        RETURN QUERY SELECT * FROM unnest(ids, counts);
+        seen := seen || ids;
+        IF level = top - 1 AND cardinality(ids) >= room THEN
+            -- Cut: the memories holding every word may be among those left out.
+            SELECT coalesce(array_agg(g.id), '{}'), coalesce(array_agg(g.matched), '{}')
+              INTO ids, counts
+              FROM memhub_lexical_gate(p_namespace, p_terms, p_gates[top], p_floors[top],
+                                       seen, p_take, p_kinds, p_tags) AS g;
+            RETURN QUERY SELECT * FROM unnest(ids, counts);
+            seen := seen || ids;
+        END IF;
+        EXIT WHEN cardinality(seen) >= p_depth OR cardinality(seen) >= p_take;
+    END LOOP;
+END
+$$;
+
+CREATE FUNCTION public.memhub_lexical_gate(p_namespace text, p_terms tsquery[], p_gate tsquery, p_floor integer, p_seen uuid[], p_limit integer, p_kinds text[], p_tags text[]) RETURNS TABLE(id uuid, matched integer)
+    LANGUAGE sql STABLE ROWS 100
+    AS $$
+    SELECT h.id, h.matched
+      FROM (
+        SELECT m.id,
+               (SELECT count(*) FROM unnest(p_terms) AS x WHERE m.search_tsv @@ x)::int
+                   AS matched
+          FROM live_memories m
+         WHERE m.namespace = p_namespace
+           AND NOT m.quarantined
+           AND m.search_ns_tsv @@ p_gate
+           AND m.id <> ALL (p_seen)
+           AND (p_kinds IS NULL OR m.kind = ANY (p_kinds))
+           AND (p_tags IS NULL OR m.tag_ns_tsv @@ memhub_tag_gate(p_namespace, p_tags))
+        OFFSET 0  -- compute `matched` once per row, below the filter on it
+      ) h
+     WHERE h.matched >= p_floor
+     LIMIT p_limit
+$$;
+
+CREATE FUNCTION public.memhub_ns_key(ns text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+    -- sha256, not md5: md5 is refused on FIPS-mode servers. text -> bytea is a binary
+    -- coercion (immutable, unlike convert_to); namespaces are ASCII by CHECK.
+    SELECT left(encode(sha256(ns::bytea), 'hex'), 8) || '/'
+$$;
+
+CREATE FUNCTION public.memhub_ns_lexemes(ns text, tsv tsvector) RETURNS tsvector
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+    SELECT array_to_tsvector(coalesce(array_agg(k.key || l.lexeme), '{}'))
+      FROM (SELECT left(encode(sha256(ns::bytea), 'hex'), 8) || '/' AS key) k,
+           unnest(tsvector_to_array(tsv)) AS l(lexeme)
+     WHERE octet_length(l.lexeme) <= 2000
+$$;
+
+CREATE FUNCTION public.memhub_ns_tags(ns text, tags text[]) RETURNS tsvector
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+    SELECT array_to_tsvector(coalesce(array_agg(k.key || t.tag), '{}'))
+      FROM (SELECT left(encode(sha256(ns::bytea), 'hex'), 8) || '/' AS key) k,
+           unnest(tags) AS t(tag)
+     WHERE t.tag IS NOT NULL AND t.tag <> '' AND octet_length(t.tag) <= 2000
+$$;
+
+CREATE FUNCTION public.memhub_ns_visible(ns text) RETURNS boolean
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT coalesce(current_setting('memhub.namespaces', true), '') = '*'
+        OR ns = ANY (string_to_array(nullif(current_setting('memhub.namespaces', true), ''), ','))
+$$;
+
+CREATE FUNCTION public.memhub_query_terms(q text) RETURNS tsquery[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT coalesce(array_agg(t ORDER BY first_ord), '{}')
+      FROM (
+        SELECT min(ord) AS first_ord, t
+          FROM (
+            SELECT s.ord,
+                   (SELECT memhub_tsquery_or(CASE WHEN numnode(e.q) > 0 THEN e.q
+                                                  ELSE phraseto_tsquery('simple', v) END)
+                      FROM unnest(memhub_word_variants(s.w)) AS v,
+                           LATERAL (SELECT phraseto_tsquery('english', v) AS q) e) AS t
+              FROM regexp_split_to_table(left(q, 1000), '\s+') WITH ORDINALITY AS s(w, ord)
+             WHERE numnode(phraseto_tsquery('english', s.w)) > 0
+               AND s.ord <= 64
+          ) per_word
+         WHERE numnode(t) > 0
+         GROUP BY t
+      ) uniq
+$$;
+
+CREATE FUNCTION public.memhub_refresh_lexicon(p_namespace text) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    v_docs integer;
+    v_avg float8;
+    v_seq bigint;
+BEGIN
+    IF NOT pg_try_advisory_xact_lock(hashtext('memhub_lexicon'), hashtext(p_namespace)) THEN
+        RETURN -1;
+    END IF;
+    -- Read first: a memory committed while this runs has a larger seq and triggers the next.
+    SELECT coalesce(max(seq), 0) INTO v_seq
+      FROM memories WHERE namespace = p_namespace AND status = 'ACTIVE';
+    SELECT count(*), coalesce(avg(length(search_tsv)), 0) INTO v_docs, v_avg
+      FROM live_memories WHERE namespace = p_namespace AND NOT quarantined;
+    DELETE FROM lexicon_words WHERE namespace = p_namespace;
+    INSERT INTO lexicon_words (namespace, lexeme, ndoc)
+    SELECT p_namespace, s.word, s.ndoc
+      FROM ts_stat(format('SELECT search_tsv FROM live_memories WHERE namespace = %L'
+                          ' AND NOT quarantined', p_namespace)) AS s
+     WHERE s.ndoc > 1;
+    INSERT INTO lexicon_state (namespace, docs, avg_length, max_seq, refreshed_at)
+    VALUES (p_namespace, v_docs, v_avg, v_seq, now())
+    ON CONFLICT (namespace) DO UPDATE
+       SET docs = EXCLUDED.docs, avg_length = EXCLUDED.avg_length,
+           max_seq = EXCLUDED.max_seq, refreshed_at = EXCLUDED.refreshed_at;
+    RETURN v_docs;
+END
+$$;
+
+CREATE FUNCTION public.memhub_tag_gate(ns text, tags text[]) RETURNS tsquery
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT string_agg('''' || replace(replace(k.key || t.tag, '\', '\\'), '''', '''''')
+                      || '''', ' & ')::tsquery
+      FROM (SELECT left(encode(sha256(ns::bytea), 'hex'), 8) || '/' AS key) k,
+           unnest(tags) AS t(tag)
+     WHERE t.tag IS NOT NULL AND t.tag <> ''
+$$;
+
+CREATE FUNCTION public.memhub_tags_text(tags text[]) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$ SELECT array_to_string(tags, ' ') $$;
+
+CREATE FUNCTION public.memhub_tsquery_lexemes(t tsquery) RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT coalesce(array_agg(DISTINCT replace(m[1], '''''', '''')), '{}')
+      FROM regexp_matches(t::text, '''((?:[^'']|'''')*)''', 'g') AS m
+$$;
+
+CREATE FUNCTION public.memhub_with_parts(doc text) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    AS $$
+DECLARE
+    parts text;
+BEGIN
+    IF doc IS NULL OR doc !~ '[./@]\w' THEN
+        RETURN coalesce(doc, '');
+    END IF;
+    SELECT coalesce(string_agg(p.part, ' '), '') INTO parts
+      FROM (
+        -- Token types of the default parser: 4 email, 6 host, 18 url_path, 19 file. Each
+        -- distinct token once (the whole token keeps its count in the text itself), at
+        -- most 1,000 of them per text.
+        SELECT DISTINCT tokid, token
+          FROM ts_parse(3722, doc)
+         WHERE tokid IN (4, 6, 18, 19)
+         LIMIT 1000
+      ) t
+     CROSS JOIN LATERAL (
+        -- its words
+        SELECT w FROM regexp_split_to_table(t.token, '[/.@:?=&#]+') AS w
+         WHERE length(w) >= 2
+        UNION ALL
+        -- a path: every tail, down to its last segment (the file's name)
+        SELECT array_to_string(s.segs[i:cardinality(s.segs)], '/')
+          FROM (SELECT array_remove(string_to_array(split_part(t.token, '?', 1), '/'), '')
+                       AS segs) s,
+               generate_series(2, cardinality(s.segs)) AS i
+         WHERE t.tokid IN (18, 19) AND cardinality(s.segs) <= 16
+        UNION ALL
+        -- a dotted name or host: every run of two or more labels short of the whole (a
+        -- port is not a label)
+        SELECT array_to_string(s.segs[i:i + len - 1], '.')
+          FROM (SELECT string_to_array(split_part(t.token, ':', 1), '.') AS segs) s,
+               generate_series(2, cardinality(s.segs) - 1) AS len,
+               generate_series(1, cardinality(s.segs) - len + 1) AS i
+         WHERE t.tokid = 6 AND cardinality(s.segs) BETWEEN 3 AND 6
+        UNION ALL
+        -- an address: its local part and its domain
+        SELECT a FROM unnest(string_to_array(t.token, '@')) AS a WHERE t.tokid = 4
+      ) p(part);
+    RETURN doc || E'\n' || parts;
+END
+$$;
+
+CREATE FUNCTION public.memhub_word_variants(w text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $_$
+    SELECT array_remove(ARRAY[
+        w,
+        nullif(b, w),
+        nullif(regexp_replace(b, '(?<=[A-Z0-9]{2})s$', ''), b),
+        CASE WHEN b ~ '^[A-Z][A-Z0-9]+$' THEN b || 's' END
+    ], NULL)
+      FROM (SELECT regexp_replace(w, '[''’](s|d|ll|re|ve|t|m)$', '', 'i') AS b) v
+$_$;
+
+CREATE FUNCTION public.memhub_writable() RETURNS boolean
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT coalesce(current_setting('memhub.read_only', true), '') <> 'on'
+$$;
+
+CREATE FUNCTION public.memories_guard() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        NEW.created_at := now();
+        NEW.updated_at := now();
+        IF NEW.status <> 'ACTIVE' OR NEW.current_revision <> 1 THEN
+            RAISE EXCEPTION 'a memory is born ACTIVE at revision 1'
+                USING ERRCODE = 'check_violation';
+        END IF;
+        RETURN NEW;
+    END IF;
+    IF (NEW.id, NEW.namespace, NEW.seq, NEW.author_client, NEW.created_at)
+       IS DISTINCT FROM (OLD.id, OLD.namespace, OLD.seq, OLD.author_client, OLD.created_at) THEN
+        RAISE EXCEPTION 'a memory''s identity and provenance never change'
+            USING ERRCODE = 'check_violation';
+    END IF;
+    IF NEW.status IS DISTINCT FROM OLD.status THEN
+        IF OLD.status IN ('SUPERSEDED', 'DELETED')
+           OR (OLD.status = 'EXPIRED' AND NEW.status <> 'DELETED') THEN
+            RAISE EXCEPTION 'status % is terminal here (refused: % -> %)',
+                OLD.status, OLD.status, NEW.status USING ERRCODE = 'check_violation';
+        END IF;
+    END IF;
+    IF OLD.status = 'SUPERSEDED' AND NEW.superseded_by IS DISTINCT FROM OLD.superseded_by THEN
+        RAISE EXCEPTION 'superseded_by never changes once set' USING ERRCODE = 'check_violation';
+    END IF;
+    IF NEW.current_revision <> OLD.current_revision
+       AND NEW.current_revision <> OLD.current_revision + 1 THEN
+        RAISE EXCEPTION 'current_revision moves by exactly +1' USING ERRCODE = 'check_violation';
+    END IF;
+    IF (NEW.title, NEW.content, NEW.tags, NEW.content_hash)
+       IS DISTINCT FROM (OLD.title, OLD.content, OLD.tags, OLD.content_hash)
+       AND (NEW.current_revision <> OLD.current_revision + 1 OR OLD.status <> 'ACTIVE') THEN
+        RAISE EXCEPTION 'revisioned columns change only with a new revision of an ACTIVE memory'
+            USING ERRCODE = 'check_violation';
+    END IF;
+    NEW.updated_at := now();
+    RETURN NEW;
+END
+$$;
+
+CREATE FUNCTION public.memories_lineage_guard() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF NEW.lineage IS DISTINCT FROM OLD.lineage THEN
+        RAISE EXCEPTION 'a memory''s lineage is written once, when it is born'
+            USING ERRCODE = 'check_violation';
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+CREATE FUNCTION public.memories_mirror_current_revision() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF NOT EXISTS (
+        SELECT 1 FROM memories m JOIN memory_revisions r
+            ON r.memory_id = m.id AND r.is_current
+         WHERE m.id = NEW.id
+           AND r.revision = m.current_revision
+           AND r.content = m.content
+           AND r.title IS NOT DISTINCT FROM m.title
+           AND r.tags = m.tags) THEN
+        RAISE EXCEPTION 'memory % does not mirror its current revision', NEW.id
+            USING ERRCODE = 'check_violation';
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE FUNCTION public.memory_revisions_append_only() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        RAISE EXCEPTION 'memory_revisions is append-only: DELETE refused'
+            USING ERRCODE = 'restrict_violation';
+    END IF;
+    IF OLD.is_current AND NOT NEW.is_current
+       AND (NEW.memory_id, NEW.namespace, NEW.revision, NEW.title, NEW.content, NEW.tags,
+            NEW.author_client, NEW.created_at)
+           IS NOT DISTINCT FROM
+           (OLD.memory_id, OLD.namespace, OLD.revision, OLD.title, OLD.content, OLD.tags,
+            OLD.author_client, OLD.created_at) THEN
+        RETURN NEW;
+    END IF;
+    RAISE EXCEPTION 'memory_revisions is append-only: UPDATE refused'
+        USING ERRCODE = 'restrict_violation';
+END
+$$;
+
+CREATE FUNCTION public.memory_revisions_insert_guard() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    NEW.created_at := now();
+    IF NOT NEW.is_current OR NEW.revision IS DISTINCT FROM
+           (SELECT m.current_revision FROM memories m WHERE m.id = NEW.memory_id) THEN
+        RAISE EXCEPTION 'a new revision must be current and numbered as the memory''s current revision'
+            USING ERRCODE = 'check_violation';
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+CREATE FUNCTION public.session_events_append_only() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    RAISE EXCEPTION 'session_events is append-only: % refused', TG_OP
+        USING ERRCODE = 'restrict_violation';
+END
+$$;
+
+CREATE AGGREGATE public.memhub_tsquery_or(tsquery) (
+    SFUNC = tsquery_or,
+    STYPE = tsquery
+);
+
+CREATE TABLE public.admin_audit (
+    id bigint NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    actor text NOT NULL,
+    action text NOT NULL,
+    source text,
+    token_id bigint,
+    token_prefix text,
+    detail jsonb DEFAULT '{}'::jsonb NOT NULL,
+    CONSTRAINT admin_audit_action_check CHECK ((action ~ '^[a-z][a-z_.]{0,63}$'::text)),
+    CONSTRAINT admin_audit_actor_check CHECK (((char_length(actor) >= 1) AND (char_length(actor) <= 200))),
+    CONSTRAINT admin_audit_detail_check CHECK ((jsonb_typeof(detail) = 'object'::text)),
+    CONSTRAINT admin_audit_source_check CHECK (((source IS NULL) OR (char_length(source) <= 200))),
+    CONSTRAINT admin_audit_token_prefix_check CHECK (((token_prefix IS NULL) OR (char_length(token_prefix) <= 16)))
+);
+
+ALTER TABLE public.admin_audit ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.admin_audit_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.admin_ended_sessions (
+    sid_hash bytea NOT NULL,
+    ended_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    CONSTRAINT admin_ended_sessions_sid_hash_check CHECK ((octet_length(sid_hash) = 32))
+);
+
+CREATE TABLE public.admin_login_failures (
+    source text NOT NULL,
+    failures integer NOT NULL,
+    last_at timestamp with time zone DEFAULT now() NOT NULL,
+    locked_until timestamp with time zone,
+    CONSTRAINT admin_login_failures_failures_check CHECK ((failures >= 1)),
+    CONSTRAINT admin_login_failures_source_check CHECK ((char_length(source) <= 200))
+);
+
+CREATE TABLE public.admin_secrets (
+    name text NOT NULL,
+    value bytea NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT admin_secrets_name_check CHECK ((name ~ '^[a-z][a-z_.]{0,63}$'::text)),
+    CONSTRAINT admin_secrets_value_check CHECK ((octet_length(value) >= 32))
+);
+
+CREATE TABLE public.api_tokens (
+    id bigint NOT NULL,
+    surface text NOT NULL,
+    kind text DEFAULT 'surface'::text NOT NULL,
+    token_hash bytea NOT NULL,
+    prefix text NOT NULL,
+    namespaces text[],
+    read_only boolean DEFAULT false NOT NULL,
+    label text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    revoked_at timestamp with time zone,
+    replaces bigint,
+    CONSTRAINT api_tokens_kind_check CHECK ((kind = ANY (ARRAY['surface'::text, 'scoped'::text]))),
+    CONSTRAINT api_tokens_label_len CHECK (((label IS NULL) OR (char_length(label) <= 100))),
+    CONSTRAINT api_tokens_namespaces_check CHECK (((namespaces IS NULL) OR (cardinality(namespaces) > 0))),
+    CONSTRAINT api_tokens_namespaces_len CHECK (((namespaces IS NULL) OR (cardinality(namespaces) <= 64))),
+    CONSTRAINT api_tokens_surface_check CHECK ((surface ~ '^[a-z0-9][a-z0-9-]{0,31}$'::text)),
+    CONSTRAINT api_tokens_token_hash_check CHECK ((octet_length(token_hash) = 32))
+);
+
+ALTER TABLE public.api_tokens ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.api_tokens_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.artifact_blobs (
+    sha256 bytea NOT NULL,
+    size bigint NOT NULL,
+    chunk_size integer NOT NULL,
+    complete boolean DEFAULT false NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT artifact_blobs_chunk_size_check CHECK ((chunk_size > 0)),
+    CONSTRAINT artifact_blobs_sha256_check CHECK ((octet_length(sha256) = 32)),
+    CONSTRAINT artifact_blobs_size_check CHECK ((size >= 0))
+);
+
+CREATE TABLE public.artifact_chunks (
+    sha256 bytea NOT NULL,
+    idx integer NOT NULL,
+    data bytea NOT NULL,
+    CONSTRAINT artifact_chunks_idx_check CHECK ((idx >= 0))
+);
+ALTER TABLE ONLY public.artifact_chunks ALTER COLUMN data SET STORAGE EXTERNAL;
+
+CREATE TABLE public.artifacts (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    seq bigint NOT NULL,
+    namespace text NOT NULL,
+    sha256 bytea NOT NULL,
+    name text NOT NULL,
+    media_type text NOT NULL,
+    size bigint NOT NULL,
+    author_client text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT artifacts_media_type_check CHECK (((char_length(media_type) >= 3) AND (char_length(media_type) <= 200))),
+    CONSTRAINT artifacts_name_check CHECK (((char_length(name) >= 1) AND (char_length(name) <= 255))),
+    CONSTRAINT artifacts_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text)),
+    CONSTRAINT artifacts_size_check CHECK ((size >= 0))
+);
+
+ALTER TABLE ONLY public.artifacts FORCE ROW LEVEL SECURITY;
+
+ALTER TABLE public.artifacts ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.artifacts_seq_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.embedding_jobs (
+    id bigint NOT NULL,
+    namespace text NOT NULL,
+    memory_id uuid NOT NULL,
+    revision integer NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    run_after timestamp with time zone DEFAULT now() NOT NULL,
+    last_error text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT embedding_jobs_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'dead'::text])))
+);
+
+ALTER TABLE ONLY public.embedding_jobs FORCE ROW LEVEL SECURITY;
+
+ALTER TABLE public.embedding_jobs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.embedding_jobs_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.handoffs (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    seq bigint NOT NULL,
+    namespace text NOT NULL,
+    title text NOT NULL,
+    body text NOT NULL,
+    next_steps text[] DEFAULT '{}'::text[] NOT NULL,
+    refs text[] DEFAULT '{}'::text[] NOT NULL,
+    for_surface text,
+    author_client text NOT NULL,
+    status text DEFAULT 'open'::text NOT NULL,
+    taken_by text,
+    taken_at timestamp with time zone,
+    quarantined boolean DEFAULT false NOT NULL,
+    quarantine_reasons text[] DEFAULT '{}'::text[] NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT handoffs_body_check CHECK (((char_length(body) >= 1) AND (char_length(body) <= 20000))),
+    CONSTRAINT handoffs_check CHECK (((status = 'taken'::text) = ((taken_by IS NOT NULL) AND (taken_at IS NOT NULL)))),
+    CONSTRAINT handoffs_check1 CHECK (((status = 'taken'::text) OR ((taken_by IS NULL) AND (taken_at IS NULL)))),
+    CONSTRAINT handoffs_for_surface_check CHECK (((for_surface IS NULL) OR (for_surface ~ '^[a-z0-9][a-z0-9-]{0,31}$'::text))),
+    CONSTRAINT handoffs_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text)),
+    CONSTRAINT handoffs_next_steps_check CHECK ((cardinality(next_steps) <= 50)),
+    CONSTRAINT handoffs_refs_check CHECK ((cardinality(refs) <= 50)),
+    CONSTRAINT handoffs_status_check CHECK ((status = ANY (ARRAY['open'::text, 'taken'::text]))),
+    CONSTRAINT handoffs_title_check CHECK (((char_length(title) >= 1) AND (char_length(title) <= 300)))
+);
+
+ALTER TABLE ONLY public.handoffs FORCE ROW LEVEL SECURITY;
+
+ALTER TABLE public.handoffs ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.handoffs_seq_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.idempotency_keys (
+    namespace text NOT NULL,
+    surface text NOT NULL,
+    request_id text NOT NULL,
+    operation text NOT NULL,
+    request_hash bytea NOT NULL,
+    response jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    token_id bigint NOT NULL,
+    CONSTRAINT idempotency_keys_request_id_check CHECK (((char_length(request_id) >= 1) AND (char_length(request_id) <= 200)))
+);
+
+ALTER TABLE ONLY public.idempotency_keys FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.lexicon_state (
+    namespace text NOT NULL,
+    docs integer NOT NULL,
+    avg_length double precision NOT NULL,
+    max_seq bigint NOT NULL,
+    refreshed_at timestamp with time zone DEFAULT now() NOT NULL,
+    analyzed_docs integer,
+    analyzed_vectors integer,
+    CONSTRAINT lexicon_state_avg_length_check CHECK ((avg_length >= (0)::double precision)),
+    CONSTRAINT lexicon_state_docs_check CHECK ((docs >= 0))
+);
+
+ALTER TABLE ONLY public.lexicon_state FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.lexicon_words (
+    namespace text NOT NULL,
+    lexeme text NOT NULL,
+    ndoc integer NOT NULL,
+    CONSTRAINT lexicon_words_ndoc_check CHECK ((ndoc > 1))
+);
+
+ALTER TABLE ONLY public.lexicon_words FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.memories (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    seq bigint NOT NULL,
+    namespace text NOT NULL,
+    kind text NOT NULL,
+    title text,
+    content text NOT NULL,
+    tags text[] DEFAULT '{}'::text[] NOT NULL,
+    key text,
+    metadata jsonb,
+    status text DEFAULT 'ACTIVE'::text NOT NULL,
+    superseded_by uuid,
+    current_revision integer DEFAULT 1 NOT NULL,
+    content_hash bytea NOT NULL,
+    author_client text NOT NULL,
+    quarantined boolean DEFAULT false NOT NULL,
+    deleted_reason text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone,
+    tag_ns_tsv tsvector GENERATED ALWAYS AS (public.memhub_ns_tags(namespace, tags)) STORED,
+    lineage text,
+    search_tsv tsvector GENERATED ALWAYS AS ((((((((setweight(to_tsvector('english'::regconfig, public.memhub_with_parts(title)), 'A'::"char") || setweight(to_tsvector('simple'::regconfig, public.memhub_with_parts(title)), 'A'::"char")) || setweight(to_tsvector('english'::regconfig, public.memhub_with_parts(content)), 'B'::"char")) || setweight(to_tsvector('simple'::regconfig, public.memhub_with_parts(content)), 'B'::"char")) || setweight(to_tsvector('english'::regconfig, public.memhub_with_parts(public.memhub_tags_text(tags))), 'C'::"char")) || setweight(to_tsvector('simple'::regconfig, public.memhub_with_parts(public.memhub_tags_text(tags))), 'C'::"char")) || setweight(to_tsvector('english'::regconfig, public.memhub_with_parts(lineage)), 'D'::"char")) || setweight(to_tsvector('simple'::regconfig, public.memhub_with_parts(lineage)), 'D'::"char"))) STORED,
+    search_ns_tsv tsvector GENERATED ALWAYS AS (public.memhub_ns_lexemes(namespace, (((((((to_tsvector('english'::regconfig, public.memhub_with_parts(title)) || to_tsvector('simple'::regconfig, public.memhub_with_parts(title))) || to_tsvector('english'::regconfig, public.memhub_with_parts(content))) || to_tsvector('simple'::regconfig, public.memhub_with_parts(content))) || to_tsvector('english'::regconfig, public.memhub_with_parts(public.memhub_tags_text(tags)))) || to_tsvector('simple'::regconfig, public.memhub_with_parts(public.memhub_tags_text(tags)))) || to_tsvector('english'::regconfig, public.memhub_with_parts(lineage))) || to_tsvector('simple'::regconfig, public.memhub_with_parts(lineage))))) STORED,
+    CONSTRAINT memories_check CHECK (((status = 'SUPERSEDED'::text) = (superseded_by IS NOT NULL))),
+    CONSTRAINT memories_check1 CHECK (((superseded_by IS NULL) OR (superseded_by <> id))),
+    CONSTRAINT memories_content_check CHECK (((char_length(content) >= 1) AND (char_length(content) <= 100000))),
+    CONSTRAINT memories_current_revision_check CHECK ((current_revision >= 1)),
+    CONSTRAINT memories_key_check CHECK (((key IS NULL) OR ((char_length(key) >= 1) AND (char_length(key) <= 200)))),
+    CONSTRAINT memories_kind_check CHECK ((kind = ANY (ARRAY['DECISION'::text, 'FACT'::text, 'CONVENTION'::text, 'NOTE'::text, 'TODO'::text]))),
+    CONSTRAINT memories_lineage_size CHECK (((lineage IS NULL) OR (char_length(lineage) <= 8000))),
+    CONSTRAINT memories_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text)),
+    CONSTRAINT memories_status_check CHECK ((status = ANY (ARRAY['ACTIVE'::text, 'SUPERSEDED'::text, 'DELETED'::text, 'EXPIRED'::text]))),
+    CONSTRAINT memories_tags_check CHECK ((cardinality(tags) <= 32)),
+    CONSTRAINT memories_title_check CHECK (((title IS NULL) OR (char_length(title) <= 500)))
+);
+
+ALTER TABLE ONLY public.memories FORCE ROW LEVEL SECURITY;
+
+CREATE VIEW public.live_memories WITH (security_invoker='true') AS
+ SELECT id,
+    seq,
+    namespace,
+    kind,
+    title,
+    content,
+    tags,
+    key,
+    metadata,
+    status,
+    superseded_by,
+    current_revision,
+    content_hash,
+    author_client,
+    quarantined,
+    deleted_reason,
+    created_at,
+    updated_at,
+    expires_at,
+    tag_ns_tsv,
+    lineage,
+    search_tsv,
+    search_ns_tsv
+   FROM public.memories
+  WHERE ((status = 'ACTIVE'::text) AND ((expires_at IS NULL) OR (expires_at > now())));
+
+ALTER TABLE public.memories ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.memories_seq_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.memory_corroborations (
+    id bigint NOT NULL,
+    namespace text NOT NULL,
+    memory_id uuid NOT NULL,
+    author_client text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE ONLY public.memory_corroborations FORCE ROW LEVEL SECURITY;
+
+ALTER TABLE public.memory_corroborations ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.memory_corroborations_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.memory_embeddings (
+    memory_id uuid NOT NULL,
+    namespace text NOT NULL,
+    revision integer NOT NULL,
+    model text NOT NULL,
+    embedding public.vector(384) NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE ONLY public.memory_embeddings FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.memory_revisions (
+    memory_id uuid NOT NULL,
+    namespace text NOT NULL,
+    revision integer NOT NULL,
+    title text,
+    content text NOT NULL,
+    tags text[] DEFAULT '{}'::text[] NOT NULL,
+    author_client text NOT NULL,
+    is_current boolean DEFAULT true NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT memory_revisions_revision_check CHECK ((revision >= 1))
+);
+
+ALTER TABLE ONLY public.memory_revisions FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.session_events (
+    namespace text NOT NULL,
+    session_id uuid NOT NULL,
+    seq bigint NOT NULL,
+    event_id text,
+    type text NOT NULL,
+    payload jsonb NOT NULL,
+    request_hash bytea NOT NULL,
+    author_client text NOT NULL,
+    quarantined boolean DEFAULT false NOT NULL,
+    quarantine_reasons text[] DEFAULT '{}'::text[] NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT session_events_event_id_check CHECK (((event_id IS NULL) OR ((char_length(event_id) >= 1) AND (char_length(event_id) <= 200)))),
+    CONSTRAINT session_events_payload_check CHECK ((octet_length((payload)::text) <= 131072)),
+    CONSTRAINT session_events_seq_check CHECK ((seq >= 1)),
+    CONSTRAINT session_events_type_check CHECK ((type ~ '^[a-z0-9][a-z0-9_.:-]{0,63}$'::text))
+);
+
+ALTER TABLE ONLY public.session_events FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.sessions (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    seq bigint NOT NULL,
+    namespace text NOT NULL,
+    title text NOT NULL,
+    author_client text NOT NULL,
+    status text DEFAULT 'open'::text NOT NULL,
+    next_seq bigint DEFAULT 0 NOT NULL,
+    quarantined boolean DEFAULT false NOT NULL,
+    quarantine_reasons text[] DEFAULT '{}'::text[] NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    closed_at timestamp with time zone,
+    closed_by text,
+    CONSTRAINT sessions_check CHECK (((status = 'closed'::text) = (closed_at IS NOT NULL))),
+    CONSTRAINT sessions_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text)),
+    CONSTRAINT sessions_next_seq_check CHECK ((next_seq >= 0)),
+    CONSTRAINT sessions_status_check CHECK ((status = ANY (ARRAY['open'::text, 'closed'::text]))),
+    CONSTRAINT sessions_title_check CHECK (((char_length(title) >= 1) AND (char_length(title) <= 300)))
+);
+
+ALTER TABLE ONLY public.sessions FORCE ROW LEVEL SECURITY;
+
+ALTER TABLE public.sessions ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.sessions_seq_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+ALTER TABLE ONLY public.admin_audit
+    ADD CONSTRAINT admin_audit_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.admin_ended_sessions
+    ADD CONSTRAINT admin_ended_sessions_pkey PRIMARY KEY (sid_hash);
+
+ALTER TABLE ONLY public.admin_login_failures
+    ADD CONSTRAINT admin_login_failures_pkey PRIMARY KEY (source);
+
+ALTER TABLE ONLY public.admin_secrets
+    ADD CONSTRAINT admin_secrets_pkey PRIMARY KEY (name);
+
+ALTER TABLE ONLY public.api_tokens
+    ADD CONSTRAINT api_tokens_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.api_tokens
+    ADD CONSTRAINT api_tokens_token_hash_key UNIQUE (token_hash);
+
+ALTER TABLE ONLY public.artifact_blobs
+    ADD CONSTRAINT artifact_blobs_pkey PRIMARY KEY (sha256);
+
+ALTER TABLE ONLY public.artifact_chunks
+    ADD CONSTRAINT artifact_chunks_pkey PRIMARY KEY (sha256, idx);
+
+ALTER TABLE ONLY public.artifacts
+    ADD CONSTRAINT artifacts_namespace_sha256_name_key UNIQUE (namespace, sha256, name);
+
+ALTER TABLE ONLY public.artifacts
+    ADD CONSTRAINT artifacts_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.artifacts
+    ADD CONSTRAINT artifacts_seq_key UNIQUE (seq);
+
+ALTER TABLE ONLY public.embedding_jobs
+    ADD CONSTRAINT embedding_jobs_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.handoffs
+    ADD CONSTRAINT handoffs_namespace_id_key UNIQUE (namespace, id);
+
+ALTER TABLE ONLY public.handoffs
+    ADD CONSTRAINT handoffs_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.handoffs
+    ADD CONSTRAINT handoffs_seq_key UNIQUE (seq);
+
+ALTER TABLE ONLY public.idempotency_keys
+    ADD CONSTRAINT idempotency_keys_pkey PRIMARY KEY (namespace, token_id, request_id);
+
+ALTER TABLE ONLY public.lexicon_state
+    ADD CONSTRAINT lexicon_state_pkey PRIMARY KEY (namespace);
+
+ALTER TABLE ONLY public.lexicon_words
+    ADD CONSTRAINT lexicon_words_pkey PRIMARY KEY (namespace, lexeme);
+
+ALTER TABLE ONLY public.memories
+    ADD CONSTRAINT memories_namespace_id_key UNIQUE (namespace, id);
+
+ALTER TABLE ONLY public.memories
+    ADD CONSTRAINT memories_namespace_seq_key UNIQUE (namespace, seq);
+
+ALTER TABLE ONLY public.memories
+    ADD CONSTRAINT memories_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.memory_corroborations
+    ADD CONSTRAINT memory_corroborations_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.memory_embeddings
+    ADD CONSTRAINT memory_embeddings_pkey PRIMARY KEY (memory_id);
+
+ALTER TABLE ONLY public.memory_revisions
+    ADD CONSTRAINT memory_revisions_pkey PRIMARY KEY (memory_id, revision);
+
+ALTER TABLE ONLY public.session_events
+    ADD CONSTRAINT session_events_pkey PRIMARY KEY (session_id, seq);
+
+ALTER TABLE ONLY public.session_events
+    ADD CONSTRAINT session_events_session_id_event_id_key UNIQUE (session_id, event_id);
+
+ALTER TABLE ONLY public.sessions
+    ADD CONSTRAINT sessions_namespace_id_key UNIQUE (namespace, id);
+
+ALTER TABLE ONLY public.sessions
+    ADD CONSTRAINT sessions_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.sessions
+    ADD CONSTRAINT sessions_seq_key UNIQUE (seq);
+
+CREATE INDEX admin_audit_at ON public.admin_audit USING btree (at DESC, id DESC);
+
+CREATE INDEX admin_ended_sessions_expiry ON public.admin_ended_sessions USING btree (expires_at);
+
+CREATE UNIQUE INDEX api_tokens_one_active_surface ON public.api_tokens USING btree (surface) WHERE ((revoked_at IS NULL) AND (kind = 'surface'::text));
+
+CREATE INDEX artifacts_ns_seq ON public.artifacts USING btree (namespace, seq DESC);
+
+CREATE INDEX artifacts_sha ON public.artifacts USING btree (sha256);
+
+CREATE INDEX embedding_jobs_due ON public.embedding_jobs USING btree (run_after, id) WHERE (status = 'pending'::text);
+
+CREATE INDEX embedding_jobs_memory ON public.embedding_jobs USING btree (memory_id);
+
+CREATE INDEX handoffs_ns_status_seq ON public.handoffs USING btree (namespace, status, seq DESC);
+
+CREATE UNIQUE INDEX memories_active_content ON public.memories USING btree (namespace, content_hash) WHERE (status = 'ACTIVE'::text);
+
+CREATE UNIQUE INDEX memories_active_key ON public.memories USING btree (namespace, key) WHERE ((status = 'ACTIVE'::text) AND (key IS NOT NULL));
+
+CREATE INDEX memories_expiring ON public.memories USING btree (expires_at) WHERE ((status = 'ACTIVE'::text) AND (expires_at IS NOT NULL));
+
+CREATE INDEX memories_live_recent ON public.memories USING btree (namespace, updated_at DESC, seq DESC) WHERE (status = 'ACTIVE'::text);
+
+CREATE INDEX memories_ns_lexemes ON public.memories USING gin (search_ns_tsv) WITH (fastupdate=off);
+
+CREATE INDEX memories_ns_status_seq ON public.memories USING btree (namespace, status, seq DESC);
+
+CREATE INDEX memories_ns_tags ON public.memories USING gin (tag_ns_tsv) WITH (fastupdate=off);
+
+CREATE INDEX memories_superseded_by ON public.memories USING btree (superseded_by) WHERE (superseded_by IS NOT NULL);
+
+CREATE UNIQUE INDEX memory_corroborations_once ON public.memory_corroborations USING btree (memory_id, author_client);
+
+CREATE INDEX memory_embeddings_hnsw ON public.memory_embeddings USING hnsw (embedding public.vector_cosine_ops);
+
+CREATE INDEX memory_embeddings_model ON public.memory_embeddings USING btree (model);
+
+CREATE INDEX memory_embeddings_ns ON public.memory_embeddings USING btree (namespace);
+
+CREATE UNIQUE INDEX memory_revisions_one_current ON public.memory_revisions USING btree (memory_id) WHERE is_current;
+
+CREATE INDEX sessions_ns_seq ON public.sessions USING btree (namespace, seq DESC);
+
+CREATE TRIGGER embedding_jobs_notify AFTER INSERT ON public.embedding_jobs FOR EACH STATEMENT EXECUTE FUNCTION public.memhub_embedding_jobs_notify();
+
+CREATE TRIGGER memories_guard BEFORE INSERT OR UPDATE ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memories_guard();
+
+CREATE TRIGGER memories_lineage_guard BEFORE UPDATE ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memories_lineage_guard();
+
+CREATE CONSTRAINT TRIGGER memories_mirror_current_revision AFTER INSERT OR UPDATE ON public.memories DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION public.memories_mirror_current_revision();
+
+CREATE TRIGGER memory_revisions_append_only BEFORE DELETE OR UPDATE ON public.memory_revisions FOR EACH ROW EXECUTE FUNCTION public.memory_revisions_append_only();
+
+CREATE TRIGGER memory_revisions_insert_guard BEFORE INSERT ON public.memory_revisions FOR EACH ROW EXECUTE FUNCTION public.memory_revisions_insert_guard();
+
+CREATE TRIGGER session_events_append_only BEFORE DELETE OR UPDATE ON public.session_events FOR EACH ROW EXECUTE FUNCTION public.session_events_append_only();
+
+ALTER TABLE ONLY public.admin_audit
+    ADD CONSTRAINT admin_audit_token_id_fkey FOREIGN KEY (token_id) REFERENCES public.api_tokens(id);
+
+ALTER TABLE ONLY public.api_tokens
+    ADD CONSTRAINT api_tokens_replaces_fkey FOREIGN KEY (replaces) REFERENCES public.api_tokens(id);
+
+ALTER TABLE ONLY public.artifact_chunks
+    ADD CONSTRAINT artifact_chunks_sha256_fkey FOREIGN KEY (sha256) REFERENCES public.artifact_blobs(sha256);
+
+ALTER TABLE ONLY public.artifacts
+    ADD CONSTRAINT artifacts_sha256_fkey FOREIGN KEY (sha256) REFERENCES public.artifact_blobs(sha256);
+
+ALTER TABLE ONLY public.embedding_jobs
+    ADD CONSTRAINT embedding_jobs_namespace_memory_id_fkey FOREIGN KEY (namespace, memory_id) REFERENCES public.memories(namespace, id);
+
+ALTER TABLE ONLY public.memories
+    ADD CONSTRAINT memories_superseded_by_fk FOREIGN KEY (namespace, superseded_by) REFERENCES public.memories(namespace, id) DEFERRABLE INITIALLY DEFERRED;
+
+ALTER TABLE ONLY public.memory_corroborations
+    ADD CONSTRAINT memory_corroborations_namespace_memory_id_fkey FOREIGN KEY (namespace, memory_id) REFERENCES public.memories(namespace, id);
+
+ALTER TABLE ONLY public.memory_embeddings
+    ADD CONSTRAINT memory_embeddings_namespace_memory_id_fkey FOREIGN KEY (namespace, memory_id) REFERENCES public.memories(namespace, id);
+
+ALTER TABLE ONLY public.memory_revisions
+    ADD CONSTRAINT memory_revisions_namespace_memory_id_fkey FOREIGN KEY (namespace, memory_id) REFERENCES public.memories(namespace, id);
+
+ALTER TABLE ONLY public.session_events
+    ADD CONSTRAINT session_events_namespace_session_id_fkey FOREIGN KEY (namespace, session_id) REFERENCES public.sessions(namespace, id);
+
+ALTER TABLE public.artifact_blobs ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.artifact_chunks ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.artifacts ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.embedding_jobs ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.handoffs ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.idempotency_keys ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.lexicon_state ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.lexicon_words ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.memories ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.memory_corroborations ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.memory_embeddings ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.memory_revisions ENABLE ROW LEVEL SECURITY;
+
+CREATE POLICY read_only_delete ON public.artifacts AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.embedding_jobs AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.handoffs AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.idempotency_keys AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.lexicon_state AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.lexicon_words AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.memories AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.memory_corroborations AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.memory_embeddings AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.memory_revisions AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.session_events AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.sessions AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_insert ON public.artifacts AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_insert ON public.embedding_jobs AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_insert ON public.handoffs AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_insert ON public.idempotency_keys AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_insert ON public.lexicon_state AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_insert ON public.lexicon_words AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_insert ON public.memories AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_insert ON public.memory_corroborations AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_insert ON public.memory_embeddings AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_insert ON public.memory_revisions AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_insert ON public.session_events AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_insert ON public.sessions AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.artifacts AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.embedding_jobs AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.handoffs AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.idempotency_keys AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.lexicon_state AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.lexicon_words AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.memories AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.memory_corroborations AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.memory_embeddings AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.memory_revisions AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.session_events AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.sessions AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+ALTER TABLE public.session_events ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.sessions ENABLE ROW LEVEL SECURITY;
+
+CREATE POLICY tenant_isolation ON public.artifacts USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.embedding_jobs USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.handoffs USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.idempotency_keys USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.lexicon_state USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.lexicon_words USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.memories USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.memory_corroborations USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.memory_embeddings USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.memory_revisions USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.session_events USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.sessions USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+GRANT USAGE ON SCHEMA public TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_btree_consistent(internal, smallint, anyelement, integer, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_anyenum(anyenum, anyenum, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_bit(bit, bit, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_bool(boolean, boolean, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_bpchar(character, character, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_bytea(bytea, bytea, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_char("char", "char", smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_cidr(cidr, cidr, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_date(date, date, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_float4(real, real, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_float8(double precision, double precision, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_inet(inet, inet, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_int2(smallint, smallint, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_int4(integer, integer, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_int8(bigint, bigint, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_interval(interval, interval, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_macaddr(macaddr, macaddr, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_macaddr8(macaddr8, macaddr8, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_money(money, money, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_name(name, name, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_numeric(numeric, numeric, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_oid(oid, oid, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_text(text, text, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_time(time without time zone, time without time zone, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_timestamp(timestamp without time zone, timestamp without time zone, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_timestamptz(timestamp with time zone, timestamp with time zone, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_timetz(time with time zone, time with time zone, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_uuid(uuid, uuid, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_compare_prefix_varbit(bit varying, bit varying, smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_enum_cmp(anyenum, anyenum) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_anyenum(anyenum, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_bit(bit, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_bool(boolean, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_bpchar(character, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_bytea(bytea, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_char("char", internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_cidr(cidr, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_date(date, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_float4(real, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_float8(double precision, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_inet(inet, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_int2(smallint, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_int4(integer, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_int8(bigint, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_interval(interval, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_macaddr(macaddr, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_macaddr8(macaddr8, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_money(money, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_name(name, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_numeric(numeric, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_oid(oid, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_text(text, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_time(time without time zone, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_timestamp(timestamp without time zone, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_timestamptz(timestamp with time zone, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_timetz(time with time zone, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_uuid(uuid, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_query_varbit(bit varying, internal, smallint, internal, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_anyenum(anyenum, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_bit(bit, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_bool(boolean, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_bpchar(character, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_bytea(bytea, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_char("char", internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_cidr(cidr, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_date(date, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_float4(real, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_float8(double precision, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_inet(inet, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_int2(smallint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_int4(integer, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_int8(bigint, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_interval(interval, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_macaddr(macaddr, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_macaddr8(macaddr8, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_money(money, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_name(name, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_numeric(numeric, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_oid(oid, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_text(text, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_time(time without time zone, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_timestamp(timestamp without time zone, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_timestamptz(timestamp with time zone, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_timetz(time with time zone, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_uuid(uuid, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_extract_value_varbit(bit varying, internal) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gin_numeric_cmp(numeric, numeric) TO memhub_app;
+
+REVOKE ALL ON FUNCTION public.memhub_analyze_namespaces() FROM PUBLIC;
+GRANT ALL ON FUNCTION public.memhub_analyze_namespaces() TO memhub_app;
+
+REVOKE ALL ON FUNCTION public.memhub_artifact_begin(p_sha bytea, p_size bigint, p_chunk integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.memhub_artifact_begin(p_sha bytea, p_size bigint, p_chunk integer) TO memhub_app;
+
+REVOKE ALL ON FUNCTION public.memhub_artifact_chunk_put(p_sha bytea, p_idx integer, p_data bytea) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.memhub_artifact_chunk_put(p_sha bytea, p_idx integer, p_data bytea) TO memhub_app;
+
+REVOKE ALL ON FUNCTION public.memhub_artifact_finish(p_sha bytea) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.memhub_artifact_finish(p_sha bytea) TO memhub_app;
+
+REVOKE ALL ON FUNCTION public.memhub_artifact_read(p_sha bytea, p_offset bigint, p_length integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.memhub_artifact_read(p_sha bytea, p_offset bigint, p_length integer) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_embedding_jobs_notify() TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_lexical_candidates(p_namespace text, p_terms tsquery[], p_gates tsquery[], p_floors integer[], p_take integer, p_depth integer, p_kinds text[], p_tags text[]) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_lexical_gate(p_namespace text, p_terms tsquery[], p_gate tsquery, p_floor integer, p_seen uuid[], p_limit integer, p_kinds text[], p_tags text[]) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_ns_key(ns text) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_ns_lexemes(ns text, tsv tsvector) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_ns_tags(ns text, tags text[]) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_ns_visible(ns text) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_query_terms(q text) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_refresh_lexicon(p_namespace text) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_tag_gate(ns text, tags text[]) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_tags_text(tags text[]) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_tsquery_lexemes(t tsquery) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_with_parts(doc text) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_word_variants(w text) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_writable() TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memories_guard() TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memories_lineage_guard() TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memories_mirror_current_revision() TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memory_revisions_append_only() TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memory_revisions_insert_guard() TO memhub_app;
+
+GRANT ALL ON FUNCTION public.session_events_append_only() TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_tsquery_or(tsquery) TO memhub_app;
+
+GRANT SELECT,INSERT ON TABLE public.admin_audit TO memhub_app;
+
+GRANT SELECT,USAGE ON SEQUENCE public.admin_audit_id_seq TO memhub_app;
+
+GRANT SELECT,INSERT,DELETE ON TABLE public.admin_ended_sessions TO memhub_app;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.admin_login_failures TO memhub_app;
+
+GRANT SELECT,INSERT ON TABLE public.admin_secrets TO memhub_app;
+
+GRANT SELECT,INSERT,UPDATE ON TABLE public.api_tokens TO memhub_app;
+
+GRANT SELECT,USAGE ON SEQUENCE public.api_tokens_id_seq TO memhub_app;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.artifacts TO memhub_app;
+
+GRANT SELECT,USAGE ON SEQUENCE public.artifacts_seq_seq TO memhub_app;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.embedding_jobs TO memhub_app;
+
+GRANT SELECT,USAGE ON SEQUENCE public.embedding_jobs_id_seq TO memhub_app;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.handoffs TO memhub_app;
+
+GRANT SELECT,USAGE ON SEQUENCE public.handoffs_seq_seq TO memhub_app;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.idempotency_keys TO memhub_app;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.lexicon_state TO memhub_app;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.lexicon_words TO memhub_app;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.memories TO memhub_app;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.live_memories TO memhub_app;
+
+GRANT SELECT,USAGE ON SEQUENCE public.memories_seq_seq TO memhub_app;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.memory_corroborations TO memhub_app;
+
+GRANT SELECT,USAGE ON SEQUENCE public.memory_corroborations_id_seq TO memhub_app;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.memory_embeddings TO memhub_app;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.memory_revisions TO memhub_app;
+
+GRANT SELECT,INSERT ON TABLE public.session_events TO memhub_app;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.sessions TO memhub_app;
+
+GRANT SELECT,USAGE ON SEQUENCE public.sessions_seq_seq TO memhub_app;
+
+ALTER DEFAULT PRIVILEGES FOR ROLE <migrating role> IN SCHEMA public GRANT SELECT,USAGE ON SEQUENCES TO memhub_app;
+
+ALTER DEFAULT PRIVILEGES FOR ROLE <migrating role> IN SCHEMA public GRANT ALL ON FUNCTIONS TO memhub_app;
+
+ALTER DEFAULT PRIVILEGES FOR ROLE <migrating role> IN SCHEMA public GRANT SELECT,INSERT,DELETE,UPDATE ON TABLES TO memhub_app;
