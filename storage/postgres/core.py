@@ -8,6 +8,7 @@ was opened for even if a query forgets its `WHERE namespace = ...`.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import select
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -20,7 +21,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from ...config import Settings
-from ...errors import Retryable, Unavailable, UnknownOutcome
+from ...errors import MemhubError, Retryable, Unavailable, UnknownOutcome
 from ..principal import NAMESPACE_RE
 from .errors import is_disconnect, translate
 
@@ -29,6 +30,7 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 ALL_NAMESPACES = "*"
 APP_ROLE = "memhub_app"
+PING_TIMEOUT = 2.0  # per attempt: both stay within the 5 s a health probe usually allows
 
 
 def scope_value(namespaces: str | Sequence[str]) -> str:
@@ -44,13 +46,14 @@ def scope_value(namespaces: str | Sequence[str]) -> str:
 
 
 async def check_unless_quiet(conn: psycopg.AsyncConnection) -> None:
-    """The pool's check at checkout: a round trip (psycopg_pool's `check_connection`) only
-    when the idle connection's socket has something to read. A backend that was terminated
-    or a server that went away says so on the socket (an error message, then EOF) before any
-    request could notice, so a quiet socket means the connection is as it was left; the round
-    trip it saves is on every request's critical path (two per search, ~0.2-0.5 ms each under
-    load). A silently dead network path is caught by the query itself, which reads retry
-    (PgCore._run). Connections already known closed go to the full check, which fails."""
+    """The check at checkout (PgCore.connection): a round trip (psycopg_pool's
+    `check_connection`) only when the idle connection's socket has something to read. A
+    backend that was terminated or a server that went away says so on the socket (an error
+    message, then EOF) before any request could notice, so a quiet socket means the
+    connection is as it was left; the round trip it saves is on every request's critical path
+    (two per search, ~0.2-0.5 ms each under load). A silently dead network path is caught by
+    the query itself, which reads retry (PgCore._run). Connections already known closed go to
+    the full check, which fails."""
     if not conn.closed:
         try:
             poller = select.poll()
@@ -62,19 +65,24 @@ async def check_unless_quiet(conn: psycopg.AsyncConnection) -> None:
     await AsyncConnectionPool.check_connection(conn)
 
 
-async def retry_once_if_disconnected(attempt: Callable[[], Awaitable[T]], *,
+async def retry_once_if_disconnected(attempt: Callable[[bool], Awaitable[T]], *,
                                      retry_safe: bool) -> T:
-    """`attempt()`, once more if it failed on a lost connection and may be repeated (a read, or
-    a write with an idempotency key). A connection can die unnoticed just before checkout: a
-    backend terminated a moment ago has not yet said so on its socket, so check_unless_quiet
-    lets it through; the second attempt gets the pool's check again, or a new connection."""
+    """`attempt(False)`, then `attempt(True)` if it failed on a lost connection and may be
+    repeated (a read, or a write with an idempotency key). The argument is `verify`: whether
+    the attempt's connection must pass a round trip at checkout (PgCore.connection).
+
+    A connection can die unnoticed just before checkout: a backend terminated a moment ago has
+    not yet said so on its socket, so check_unless_quiet lets it through. When one did, its
+    neighbours in the pool most likely died with it (a server restart, a failover, every
+    backend terminated at once) and may still be as quiet: so the second attempt's connection
+    proves itself with a round trip first, and dead ones are replaced until one answers."""
     try:
-        return await attempt()
+        return await attempt(False)
     except (Retryable, UnknownOutcome) as err:
         if not (retry_safe and err.__cause__ is not None and is_disconnect(err.__cause__)):
             raise
         logger.warning("retrying after a lost connection", extra={"code": err.code})
-    return await attempt()
+    return await attempt(True)
 
 
 class PgCore:
@@ -87,7 +95,7 @@ class PgCore:
             max_size=settings.pool_max_size,
             open=False,
             timeout=settings.db_connect_timeout,
-            check=check_unless_quiet,
+            # No `check=`: PgCore.connection checks at checkout instead (see why there).
             configure=self._configure,
             kwargs={"autocommit": True, "row_factory": dict_row},
             name="memhub",
@@ -111,19 +119,79 @@ class PgCore:
         await self.pool.close()
 
     async def ping(self) -> None:
+        """A round trip on a checked pooled connection, retried once on a lost connection like
+        any read (then on a connection verified by a round trip at checkout): `/healthz` must
+        not report an outage because it drew one connection that died a moment ago.
+
+        Raises Unavailable (with the driver's reason) when no connection answers in time."""
+        async def attempt(verify: bool) -> None:
+            try:
+                async with self.connection(timeout=PING_TIMEOUT, verify=verify) as conn:
+                    await conn.execute("SELECT 1")
+            except (psycopg.Error, PoolTimeout) as exc:
+                raise translate(exc, committing=False) from exc
+
         try:
-            async with self.pool.connection(timeout=2.0) as conn:
-                await conn.execute("SELECT 1")
+            await retry_once_if_disconnected(attempt, retry_safe=True)
         except Exception as exc:
-            raise Unavailable(f"database unreachable: {type(exc).__name__}") from exc
+            cause = exc.__cause__ if isinstance(exc, MemhubError) and exc.__cause__ else exc
+            raise Unavailable(f"database unreachable: {type(cause).__name__}") from exc
+
+    # --- checkout -------------------------------------------------------------------------
+    @asynccontextmanager
+    async def connection(
+        self, *, timeout: float | None = None, verify: bool = False
+    ) -> AsyncIterator[psycopg.AsyncConnection]:
+        """A pooled connection that passed the checkout check: check_unless_quiet, or with
+        `verify` a round trip. Raises PoolTimeout when none did within `timeout` (default:
+        the pool's, db_connect_timeout).
+
+        This replaces psycopg_pool's own checkout check, which after each connection that
+        fails it sleeps before trying the next (1 s, then 2 s, 4 s... until the request's
+        timeout). When every backend is terminated at once, every idle connection is dead at
+        once: a request met a dead connection per growing sleep and timed out (a 503 after
+        db_connect_timeout, /healthz down for minutes under repeated terminations) while the
+        database answered new connections all along. Here a connection that fails the check
+        is given back to be replaced and the next one is tried at once. The loop cannot spin:
+        each turn uses up a connection, and with none left it waits for a new one, which takes
+        a successful connect."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (self.pool.timeout if timeout is None else timeout)
+        while True:
+            conn = await self.pool.getconn(timeout=deadline - loop.time())
+            try:
+                # Bounded too: a round trip on a silently dead network path would wait for TCP
+                # to give up. (Cut off, psycopg tries to cancel the query, for up to 10 s more
+                # if the cancel request gets no answer, and closes the connection.)
+                async with asyncio.timeout_at(deadline):
+                    if verify:
+                        await AsyncConnectionPool.check_connection(conn)
+                    else:
+                        await check_unless_quiet(conn)
+            except Exception:
+                # Returned broken (closed, or cut off mid-check): the pool discards it and
+                # opens its replacement in the background.
+                await self.pool.putconn(conn)
+                continue
+            except BaseException:
+                await self.pool.putconn(conn)
+                raise
+            break
+        try:
+            async with conn:
+                yield conn
+        finally:
+            await self.pool.putconn(conn)
 
     # --- transactions ---------------------------------------------------------------------
     @asynccontextmanager
     async def _tx(
-        self, namespaces: str | Sequence[str], gucs: Mapping[str, str] | None = None
+        self, namespaces: str | Sequence[str], gucs: Mapping[str, str] | None = None, *,
+        verify: bool = False,
     ) -> AsyncIterator[psycopg.AsyncConnection]:
         """One transaction confined (by RLS) to `namespaces` ('*' for operator-wide reads).
         `gucs`: more transaction-local settings, set in the same round trip as the scope.
+        `verify`: the connection answers a round trip before the transaction (a retry's).
 
         Driver errors leave as memhub errors; a connection lost while COMMIT was in flight is
         UNKNOWN_OUTCOME, before that RETRYABLE.
@@ -131,7 +199,7 @@ class PgCore:
         scope = scope_value(namespaces)
         committing = False
         try:
-            async with self.pool.connection() as conn:
+            async with self.connection(verify=verify) as conn:
                 async with conn.transaction():
                     extra = list((gucs or {}).items())
                     await conn.execute(
@@ -158,8 +226,8 @@ class PgCore:
         returns the stored answer). Nothing else is retried: a write without a key that hit
         a disconnect surfaces RETRYABLE or UNKNOWN_OUTCOME to the caller.
         """
-        async def attempt() -> T:
-            async with self._tx(namespaces, gucs) as conn:
+        async def attempt(verify: bool) -> T:
+            async with self._tx(namespaces, gucs, verify=verify) as conn:
                 result = await fn(conn)
             return result
 

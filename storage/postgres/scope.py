@@ -45,9 +45,10 @@ def confine(namespaces: str | Sequence[str], principal: Principal | None) -> str
 class TokenScope:
     """Mixin placed before PgCore: narrows every transaction to the bound caller's scope."""
 
-    def _tx(self, namespaces: str | Sequence[str], gucs: Mapping[str, str] | None = None):
+    def _tx(self, namespaces: str | Sequence[str], gucs: Mapping[str, str] | None = None, *,
+            verify: bool = False):
         caller = _CALLER.get()
         if caller is not None and caller.read_only:
             # The database refuses this transaction's writes too (migration 0013).
             gucs = {**(gucs or {}), READ_ONLY_GUC: "on"}
-        return super()._tx(confine(namespaces, caller), gucs)
+        return super()._tx(confine(namespaces, caller), gucs, verify=verify)

@@ -46,9 +46,9 @@ class TokenStore:
         # Every /mcp request passes here: one autocommit round trip, no transaction (the
         # tokens table is not tenant data, so no RLS scope is needed). No cache: a rotated or
         # revoked token must stop working at once, in every process.
-        async def lookup() -> dict[str, Any] | None:
+        async def lookup(verify: bool) -> dict[str, Any] | None:
             try:
-                async with self.pool.connection() as conn:
+                async with self.connection(verify=verify) as conn:
                     cur = await conn.execute(q("tokens.find_active_by_hash"),
                                              {"token_hash": digest})
                     return await cur.fetchone()
