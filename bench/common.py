@@ -5,6 +5,7 @@ drive it through a real MCP client over HTTP, like any connector."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import platform
 import shutil
@@ -22,7 +23,37 @@ from fastmcp import Client
 from fastmcp.client.transports import StreamableHttpTransport
 
 ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"  # raw results; docs/performance.md cites them by name
 TOKEN = "mh_bench_" + "0" * 32
+
+
+def provenance() -> dict[str, str]:
+    """When and on which code a result was measured: the UTC date, the commit, and whether the
+    working tree differed from it. Every figure quoted in docs/ names these."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    try:
+        commit = git("rev-parse", "--short=7", "HEAD")
+        modified = bool(git("status", "--porcelain", "--untracked-files=no"))
+    except (OSError, subprocess.CalledProcessError):
+        commit, modified = "unknown", False
+    return {"date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": commit,
+            "tree": "modified" if modified else "clean"}
+
+
+def default_out(kind: str) -> Path:
+    """bench/results/<kind>-<date>-<commit>.json: a run never overwrites another day's."""
+    stamp = provenance()
+    return RESULTS / f"{kind}-{stamp['date']}-{stamp['commit']}.json"
+
+
+def write_result(path: str | Path, report: dict) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2) + "\n")
+    return path
 
 
 def machine() -> str:
@@ -34,9 +65,9 @@ def machine() -> str:
 
 
 def cpu_model() -> str:
-    """The CPU's name and its widest vector extensions, from /proc/cpuinfo (Linux): the hosts
-    this VM lands on differ (an Intel Xeon with AVX-512 VNNI, an AMD EPYC with AVX2 only), and
-    the query model's int8 kernels run at very different speeds on them (docs/perf.md)."""
+    """The CPU's name and its widest vector extensions, from /proc/cpuinfo (Linux): the query
+    model's 8-bit kernels run at very different speeds with and without AVX-512 VNNI
+    (docs/performance.md)."""
     try:
         info = Path("/proc/cpuinfo").read_text()
     except OSError:

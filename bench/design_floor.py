@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import random
 import statistics
@@ -32,7 +31,17 @@ import sys
 import time
 from pathlib import Path
 
-from bench.common import TOKEN, free_port, machine, mcp_client, percentile, wait_healthy
+from bench.common import (
+    TOKEN,
+    default_out,
+    free_port,
+    machine,
+    mcp_client,
+    percentile,
+    provenance,
+    wait_healthy,
+    write_result,
+)
 from bench.search import queries, synthetic
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -173,7 +182,8 @@ def main() -> None:
                         help="memhub namespaces to search (with --memhub)")
     parser.add_argument("--memhub-pid", type=int, help="memhub's process id (its CPU)")
     parser.add_argument("--token", default=TOKEN, help="memhub's token (with --memhub)")
-    parser.add_argument("--out", help="write the report as JSON here too")
+    parser.add_argument("--out", help="report file (default: "
+                        "bench/results/design-floor-DATE-COMMIT.json)")
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--embed", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -197,7 +207,8 @@ def main() -> None:
                                 "token": args.token})
         print(f"{len(targets)} targets x {args.calls} calls, batches of {BATCH} rotating...",
               flush=True)
-        report = {"machine": machine(), "results": asyncio.run(measure(targets, args.calls))}
+        report = {"machine": machine(), **provenance(),
+                  "results": asyncio.run(measure(targets, args.calls))}
     finally:
         for server in servers:
             server.terminate()
@@ -209,8 +220,7 @@ def main() -> None:
         print(f"| {name} | {row['p50_ms']} ms | {row['p95_ms']} ms | "
               f"{'-' if server_cpu is None else f'{server_cpu} ms'} | "
               f"{row['client_cpu_ms_per_call']} ms |")
-    if args.out:
-        Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    print(f"written to {write_result(args.out or default_out('design-floor'), report)}")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""The eval corpus asked 48 questions written after the set (docs/eval/probe-questions.json).
+"""The eval corpus asked 48 questions written apart from the set (docs/eval/probe-questions.json).
 
     .venv/bin/python -m bench.eval_probe [--mode hybrid]
 
 21 paraphrases of memories no eval query targets and 27 unanswerable questions on neighbouring
 topics, not graded in CI: they check the eval set's abstain figure, which the gate was chosen on
-(docs/architecture.md, What a lexical hit proves). Prints, for the mode, how many paraphrases
+(docs/retrieval.md, What a lexical hit proves). Prints, for the mode, how many paraphrases
 have their memory in the top 10 (and their MRR@10) and how many unanswerable questions get
 nothing. Needs MEMHUB_EMBED_MODEL_PATH.
 """

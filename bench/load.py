@@ -2,10 +2,10 @@
 """Many clients at once: throughput, latency and the guarantees under concurrent load.
 
     .venv/bin/python -m bench.load [--clients 1,10,50,150] [--seconds 20] [--seed 10000]
-                                 [--pool-max N] [--out docs/perf-load.json]
+                                 [--pool-max N] [--out FILE]
 
 One fresh memhub (its own process on embedded PostgreSQL, as bench/search.py starts
-it) holding an established project: `--seed` memories of bench_search's generator in
+it) holding an established project: `--seed` memories of bench/search.py's generator in
 namespace `bench`, written in bulk and embedded by the server's worker. Then, per level, a new
 project (namespace `load-1`, `load-2`, ...) is worked on by that many MCP clients at once
 (each its own fastmcp Client over HTTP, as separate connectors would be), calling tools in a
@@ -37,7 +37,16 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from bench.common import local_memhub, machine, mcp_client, summary_ms, wait_embedded
+from bench.common import (
+    default_out,
+    local_memhub,
+    machine,
+    mcp_client,
+    provenance,
+    summary_ms,
+    wait_embedded,
+    write_result,
+)
 from bench.search import bulk_insert, queries, synthetic
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -186,7 +195,7 @@ async def verify(base: str, ledger: Ledger) -> list[str]:
 
 
 async def seed(base: str, dsn: str, count: int) -> None:
-    """`count` memories of bench_search's generator in its namespace (bulk, then embedded by
+    """`count` memories of bench/search.py's generator in its namespace (bulk, then embedded by
     the server's own worker), so the levels' new namespaces share the tables with an
     established project, as on a server that already holds one."""
     if count:
@@ -266,8 +275,8 @@ def _print_level(level: dict) -> None:
 
 async def main_async(args) -> int:
     levels = [int(x) for x in args.clients.split(",")]
-    report = {"machine": machine(), "seed_memories": args.seed, "seconds": args.seconds,
-              "mix": dict(MIX), "levels": []}
+    report = {"machine": machine(), **provenance(), "seed_memories": args.seed,
+              "seconds": args.seconds, "mix": dict(MIX), "levels": []}
     overrides = {"embed_model_path": os.environ["MEMHUB_EMBED_MODEL_PATH"]}
     if args.pool_max:
         overrides["pool_max_size"] = args.pool_max
@@ -279,8 +288,7 @@ async def main_async(args) -> int:
             level = await run_level(base, index, clients, args.seconds)
             _print_level(level)
             report["levels"].append(level)
-    if args.out:
-        Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    print(f"written to {write_result(args.out or default_out('load'), report)}")
     failed = [lv["clients"] for lv in report["levels"]
               if lv["errors"] or lv["stale_leak_count"] or lv["problem_count"]]
     if failed:
@@ -298,7 +306,8 @@ def main() -> int:
                         help="memories of an established project written first (bulk)")
     parser.add_argument("--pool-max", type=int, default=None,
                         help="MEMHUB_POOL_MAX_SIZE for the server (default: its own)")
-    parser.add_argument("--out", default=None)
+    parser.add_argument("--out", default=None,
+                        help="report file (default: bench/results/load-DATE-COMMIT.json)")
     args = parser.parse_args()
     if not os.environ.get("MEMHUB_EMBED_MODEL_PATH"):
         print("MEMHUB_EMBED_MODEL_PATH must point at the model directory", file=sys.stderr)

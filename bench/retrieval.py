@@ -7,7 +7,9 @@
 Each abstract becomes one memory (title + abstract, kind FACT) written with `memory_remember`
 through a real MCP client over HTTP; embeddings come from the durable embedding queue; each of
 the 300 claims is run through `memory_search` in every mode with limit=100. nDCG@10 and
-Recall@100 are computed by ranx and printed beside the published BM25 and bge-small figures.
+Recall@100 are computed by ranx and printed beside the published BM25 and bge-small figures;
+the report (with the date, commit and machine) goes to bench/results/ unless --out says
+otherwise.
 Needs MEMHUB_EMBED_MODEL_PATH (the ONNX model directory) for the semantic and hybrid modes.
 """
 
@@ -25,7 +27,15 @@ from pathlib import Path
 from ranx import Qrels, Run, evaluate
 from tqdm import tqdm
 
-from bench.common import local_memhub, machine, mcp_client, wait_embedded
+from bench.common import (
+    default_out,
+    local_memhub,
+    machine,
+    mcp_client,
+    provenance,
+    wait_embedded,
+    write_result,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -131,6 +141,7 @@ async def bench(args) -> dict:
     return {
         "dataset": "SciFact (BEIR test split): 5,183 abstracts, 300 claims, 339 qrels",
         "machine": machine(),
+        **provenance(),
         "model": settings.embed_model,
         "semantic_max_distance": settings.semantic_max_distance,
         "embed_threads": args.embed_threads,
@@ -149,11 +160,11 @@ def main() -> int:
                         help="MEMHUB_EMBED_THREADS for the server (default: both cores)")
     parser.add_argument("--semantic-max-distance", type=float, default=None,
                         help="override MEMHUB_SEMANTIC_MAX_DISTANCE (2 = no gate)")
-    parser.add_argument("--out", default=str(ROOT / "docs" / "eval" / "scifact.json"))
+    parser.add_argument("--out", default=None,
+                        help="report file (default: bench/results/scifact-DATE-COMMIT.json)")
     args = parser.parse_args()
     report = asyncio.run(bench(args))
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    print(f"written to {write_result(args.out or default_out('scifact'), report)}")
     print("\n| system | nDCG@10 | Recall@100 |\n| --- | --- | --- |")
     for name, (ndcg, rec) in PUBLISHED.items():
         print(f"| {name} (published) | {ndcg:.3f} | {rec:.3f} |")

@@ -8,22 +8,27 @@
 
 What it measures, per corpus size:
 - SQL time of each retrieval leg, from EXPLAIN (ANALYZE) of the exact statements the server
-  runs (storage/sql/search.sql), as role memhub_app under the same RLS scope; median of runs.
+  runs (storage/postgres/sql/search.sql), as role memhub_app under the same RLS scope and
+  settings; median of 50 queries. The lexical leg's statements are summed.
 - End-to-end `memory_search` (mode=hybrid) through a real MCP client over HTTP, query embedding
   included (every query is distinct, so the query-embedding cache never answers): p50/p95/p99;
   the same with one repeated query (the cache answers), with mode=lexical and mode=semantic,
-  and a `stats` call (the MCP + HTTP floor under every tool call).
+  and a `stats` call.
+- The same hybrid searches over a namespace of ten memories (`e2e_floor_ms`), in the same
+  minutes: what a search costs before there is a corpus to rank.
 - The machine's speed just before each size's measurements (`machine_speed`: a fixed Python
-  loop and one query embedding alone), since this VM's speed drifts from hour to hour.
-- End-to-end `memory_context` at its default budget, with a query (hybrid search at depth
-  100, then packing) and without one (the newest 300 memories, then packing): p50/p95/p99.
+  loop and one query embedding alone), since the speed of a shared VM varies by the hour.
+- End-to-end `memory_context` at its default budget (2,000 tokens), with a query (hybrid search
+  at the budget's depth, then packing) and without one (the newest 300 memories, then
+  packing): p50/p95/p99.
 And once: write throughput of `memory_remember` through MCP, the time for the embedding worker
 to drain those writes, and the commit -> semantically-searchable delay.
 
 The first 1,000 memories are written through MCP (that is the throughput measured); growing to
 10k and 100k uses one bulk INSERT of the same synthetic generator followed by the real
 embedding worker, because writing 99k memories one call at a time measures nothing new.
-Needs MEMHUB_EMBED_MODEL_PATH.
+The report (with the date, commit and machine) goes to bench/results/ unless --out says
+otherwise. Needs MEMHUB_EMBED_MODEL_PATH.
 """
 
 from __future__ import annotations
@@ -35,13 +40,19 @@ import random
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import psycopg
 
-from bench.common import local_memhub, machine, mcp_client, summary_ms, wait_embedded
-
-ROOT = Path(__file__).resolve().parents[1]
+from bench.common import (
+    default_out,
+    local_memhub,
+    machine,
+    mcp_client,
+    provenance,
+    summary_ms,
+    wait_embedded,
+    write_result,
+)
 
 NAMESPACE = "bench"
 CONTEXT_CALLS = 50  # memory_context calls per size, with a query and without
@@ -230,7 +241,7 @@ async def write_floor(base_url: str) -> None:
 
 
 def machine_speed(model, texts: list[str]) -> dict[str, float]:
-    """This VM's speed drifts by tens of percent from hour to hour (docs/perf.md), so each size's
+    """A shared VM's speed varies by tens of percent from hour to hour, so each size's
     figures carry two references measured in the benchmark's process just before them, with
     the server idle: a fixed pure-Python loop, and one query embedded by the server's query
     model alone (`model`: the same recipe and threads; medians). Compare runs through these,
@@ -287,7 +298,8 @@ async def searchable_delay(base_url: str, samples: int = 10) -> dict[str, float]
 async def bench(args) -> dict:
     sizes = [int(s) for s in args.sizes.split(",")]
     texts = queries(args.queries)
-    report: dict = {"machine": machine(), "sizes": {}, "queries_per_size": len(texts)}
+    report: dict = {"machine": machine(), **provenance(), "sizes": {},
+                    "queries_per_size": len(texts)}
     overrides: dict = {"query_quantize": args.query_quantize}
     if args.embed_threads is not None:
         overrides["embed_threads"] = args.embed_threads
@@ -368,11 +380,13 @@ def main() -> int:
     parser.add_argument("--query-threads", type=int, default=None,
                         help="MEMHUB_QUERY_THREADS for the server (default: the server's own, "
                              "every core up to 4)")
-    parser.add_argument("--out", default=str(ROOT / "docs" / "perf.json"))
+    parser.add_argument("--out", default=None,
+                        help="report file (default: bench/results/search-DATE-COMMIT.json)")
     args = parser.parse_args()
     report = asyncio.run(bench(args))
-    Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    out = write_result(args.out or default_out("search"), report)
     print(json.dumps(report, indent=2))
+    print(f"written to {out}")
     return 0
 
 

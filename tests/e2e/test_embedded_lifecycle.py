@@ -66,7 +66,7 @@ def test_data_and_tokens_persist_across_restarts(tmp_path):
 def test_a_killed_server_does_not_keep_the_cluster_running_after_the_next_one_stops(tmp_path):
     """A memhub killed with SIGKILL never releases its handle on the embedded cluster. The next
     memhub on the same data dir drops the dead handle, serves, and on stopping is the last
-    holder, so the cluster stops with it (it used to run on, unowned)."""
+    holder, so the cluster stops with it instead of running on, unowned."""
     env = {"MEMHUB_DATA_DIR": str(tmp_path), "MCP_AUTH_TOKEN": WEB_TOKEN}
     pgdata = (tmp_path / "pgdata").resolve()
     with process_server(env) as (_, proc):

@@ -123,7 +123,7 @@ async def test_superseding_an_already_superseded_memory_is_refused(server, token
 
 async def test_an_unknown_tool_is_the_callers_error_not_ours(server, tokens, caplog):
     """A misspelt or retired tool name answers NOT_FOUND with a remedy, and is not logged as an
-    internal error with a traceback (it used to be masked as INTERNAL)."""
+    internal error with a traceback, nor masked as INTERNAL."""
     async with server.client(tokens["cursor"]) as client:
         with caplog.at_level("ERROR", logger="memhub.tools.error_mapping"):
             err = await code_of(client, "memory_serch", namespace=NS, query="redis")

@@ -1,6 +1,6 @@
 """memory_context at scale: without a query it ranks the namespace's newest live memories,
 and it must read only those (migration 0014), not sort the whole namespace on every call
-(177 ms at 100k memories before the index; docs/perf.md)."""
+(177 ms at 100k memories before the index; docs/performance.md)."""
 
 from __future__ import annotations
 

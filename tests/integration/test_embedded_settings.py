@@ -1,7 +1,7 @@
 """A fresh embedded cluster starts sized for memhub (storage/postgres/embedded.py): enough
 connections for the pools of two servers, and shared buffers that hold a large namespace's HNSW
-index (docs/perf.md). The test starts its own cluster, so it runs whatever DATABASE_URL the rest
-of the suite uses."""
+index (docs/performance.md). The test starts its own cluster, so it runs whatever
+DATABASE_URL the rest of the suite uses."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Under RLS a query's own condition can only become an index condition if its function is
 LEAKPROOF; `tsvector @@ tsquery` is not, out of the box, so without 0006 every keyword search
-tested @@ on every row of the namespace (400 ms at 100k memories; docs/perf.md). These tests
+tested @@ on every row of the namespace (400 ms at 100k memories; docs/performance.md). These tests
 plan the exact statements the server runs, as memhub_app under a namespace scope, and require
 the namespaced-lexeme index (search_ns_tsv, 0011) in the plan; then they run the leg itself and
 check its answer against a brute-force reading of its rule on the same rows, with room for
@@ -207,7 +207,7 @@ def test_common_words_are_read_strictest_coverage_first(corpus, db_dsn, query):
     it is the rarest word and costs nothing). With room for only 30 candidates, fewer than even
     one common word's memories, the cut must not fall in index order among the 676 two-word
     matches: the common words are read as coverage levels, every word first. A rare word must
-    not starve them either (an earlier version took only the rare words' memories then)."""
+    not starve them either: the levels are read beside the rare words' memories."""
     matched = _matches(corpus, ["redis", "kafka", "canary"])
     full = {i for i, n in matched.items() if n == 3}
     assert len(full) > 30 and sum(n >= 2 for n in matched.values()) > 600
@@ -219,9 +219,9 @@ def test_common_words_are_read_strictest_coverage_first(corpus, db_dsn, query):
 def test_the_rare_branch_reads_only_memories_that_can_pass_the_floor(corpus, db_dsn):
     """Of "redis kafka canary", the rarest words whose memories add up to at most 1,000 are
     read whole (the rare branch: "canary" here). A memory must hold two of the three words, so
-    the branch reads only the memories holding a rare word and another word (462 here) where
-    it used to read every memory holding a rare word (992), scoring each and then dropping the
-    one-word ones on the floor. The answer is still the rule's."""
+    the branch reads only the memories holding a rare word and another word (462 here), not
+    every memory holding a rare word (992), which it would score and then drop the one-word
+    ones on the floor. The answer is the rule's either way."""
     words = ["redis", "kafka", "canary"]
     plans: list[str] = []
     rows, need = _leg(db_dsn, " ".join(words), plans=plans, analyze=True)

@@ -2,7 +2,7 @@
 first from its own rows (migration 0015). With seq unique across the table, the planner walked
 every namespace's memories from the newest and skipped the others' rows, so a project written
 before a larger one read all of the larger one on every listing (71 ms for 10k memories beside
-100k; docs/perf.md)."""
+100k; docs/performance.md)."""
 
 from __future__ import annotations
 

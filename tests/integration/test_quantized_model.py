@@ -33,7 +33,7 @@ TEXTS = [
 
 # Cosine to the fp32 query vector that each recipe must keep (measured: int8-block ~0.999,
 # int8-token ~0.9986, int8 ~0.99; SciFact and the eval set rank with int8-block as with fp32,
-# docs/perf.md).
+# docs/performance.md).
 MIN_COSINE = {"int8-block": 0.995, "int8-token": 0.995, "int8": 0.97}
 
 

@@ -4,7 +4,7 @@ storage/postgres/search.py `_plan_semantic`).
 Under row-level security the planner counts a namespace twice (the statement's predicate and
 the policy's), so it expects a namespace holding a fraction f of the table's vectors to hold
 f^2 and scans a mid-sized one's vectors one by one instead of using the HNSW index (at 10,000
-beside 100,000: 41-49 ms of SQL against 5 ms; docs/perf.md). These tests arrange that shape
+beside 100,000: 41-49 ms of SQL against 5 ms; docs/performance.md). These tests arrange that shape
 with random vectors written as the owner, then check the plans of the exact statements as
 memhub_app, and that a real search through the backend takes the index.
 """

@@ -4,7 +4,7 @@ Row-level security keeps another tenant's counts out of the answer either way; t
 the work: without the statement's own namespace condition (stats.memory_counts_in) the policy's
 test, which is not an index condition, made every call read the whole table, so a small
 tenant's `stats` cost grew with every other tenant's memories (43 ms for 1,000 beside 143,000;
-docs/perf.md). The same held for the namespaces-due-for-a-recount list in `stats`, a loose
+docs/performance.md). The same held for the namespaces-due-for-a-recount list in `stats`, a loose
 walk of the namespace index that read every entry sorting before the caller's. Mutation
 checks: a scoped principal's counts sent to stats.memory_counts, or its due list to
 lexicon.namespaces, again fail the backend test (3,000 entries read per call)."""

@@ -4,7 +4,7 @@ Two corpora: `injection_corpus.json` (56 entries; the screens were written while
 it, so its score is an upper bound) and `injection_holdout.json` (50 entries written before
 the screens were run on them and never tuned against: the honest estimate). The floors
 below are what the screens reached when measured; a change that lowers one fails here.
-Run with `-s` to print the per-technique table (docs/injection.md holds a copy).
+Run with `-s` to print the per-technique table (docs/security.md summarises it).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def test_the_holdout_corpus_stays_at_its_measured_floor_and_false_positive_ceili
     m = _measure("injection_holdout.json")
     _print_table("injection_holdout.json", m)
     # First measured untuned: 16/30 caught, 7/20 benign quarantined. After one precision pass
-    # that looked at those 7 false positives (docs/injection.md): 16/30 caught, 2/20.
+    # that looked at those 7 false positives (docs/security.md): 16/30 caught, 2/20.
     assert len(m["caught"]) >= 16, [r["id"] for r in m["missed"]]
     assert len(m["false_positives"]) <= 2, [r["id"] for r in m["false_positives"]]
 
