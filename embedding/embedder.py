@@ -92,7 +92,7 @@ def _open_with_sleeping_threads(model: Any, threads: int) -> None:
     onnxruntime's threads spin after each run, waiting for the next one: on a 2-core machine a
     spinning second thread takes the core PostgreSQL needs for the other leg (measured: server
     CPU per hybrid search 12 -> 33 ms, p50 20 -> 24 ms). Asleep, two threads embed a query
-    ~1.5 ms sooner than one (docs/perf.md). fastembed does not expose the option, so `model`
+    ~1.5 ms sooner than one (docs/performance.md). fastembed does not expose the option, so `model`
     comes lazily loaded: its tokenizer is loaded alone and the session is made here, with
     fastembed's settings plus this one (one session, not one made and replaced)."""
     import onnxruntime as ort

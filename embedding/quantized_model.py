@@ -12,7 +12,7 @@ Three recipes:
 - `int8-block` (the default): onnxruntime's weight-only quantizer (`MatMulNBitsQuantizer`):
   each weight column int8 in blocks of 128 with a scale per block; the products computed in
   int8 with the activations quantized per block too (`accuracy_level` 4). Query vectors at
-  cosine ~0.999 to fp32, and SciFact ranks as with fp32 (docs/perf.md). Fast on CPUs with
+  cosine ~0.999 to fp32, and SciFact ranks as with fp32 (docs/performance.md). Fast on CPUs with
   VNNI; on AVX2 alone it has no 8-bit kernel and runs at about fp32 speed.
 - `int8-token` (embedding/token_int8.py): each weight matmul in integer arithmetic, the
   activations quantized per token (row) after SmoothQuant's per-channel balancing, on

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 CALIBRATION = Path(__file__).parent / "calibration" / "query_texts.txt"
-ALPHA = 0.5  # 0.3-0.8 measured: 0.5 closest to fp32 (docs/perf.md)
+ALPHA = 0.5  # 0.3-0.8 measured: 0.5 closest to fp32 (docs/performance.md)
 WEIGHT_LEVELS = 63  # 7-bit weights, see the module docstring
 ACTIVATION_LEVELS = 255  # each row from its minimum to its maximum, in u8
 CALIBRATION_TOKENS = 256  # the model's training length (MEMHUB_EMBED_MAX_TOKENS' default)

@@ -1,4 +1,4 @@
--- The lexical leg at scale (docs/perf.md). Three things made it read every row of a namespace:
+-- The lexical leg at scale (docs/performance.md). Three things made it read every row of a namespace:
 --
 -- 1. Row-level security. A query's own conditions may only be used as index conditions when
 --    their functions are LEAKPROOF (otherwise they must run after the policy's filter). The

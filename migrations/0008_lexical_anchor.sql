@@ -1,4 +1,4 @@
--- The lexical leg's coverage levels, read in parts (storage/postgres/lexical_leg.py, docs/perf.md).
+-- The lexical leg's coverage levels, read in parts (storage/postgres/lexical_leg.py, docs/performance.md).
 --
 -- A middle level ("at least k of these n common words") is now two gates: the memories that
 -- hold the rarest of the words (the anchor) and k-1 of the others, then those that hold k of
@@ -7,7 +7,7 @@
 -- missing rule a memory out), for the anchored half only the anchor. The anchored half is also
 -- where the level's best BM25 candidates are (the anchor has the highest IDF of the common
 -- words), so the leg often stops after it (at 100k memories, 150 queries: the lexical leg
--- 18.8 -> 16.4 ms, top 10 identical for 99% of them; docs/perf.md).
+-- 18.8 -> 16.4 ms, top 10 identical for 99% of them; docs/performance.md).
 --
 -- Parts of one level overlap other levels, so "enough rows" is now counted over distinct
 -- memories: each gate skips the memories already returned and takes only what is left of
@@ -23,7 +23,7 @@ CREATE OR REPLACE FUNCTION memhub_lexical_candidates(
 ) RETURNS TABLE (id uuid, matched int)
 LANGUAGE plpgsql STABLE ROWS 100
 -- Each level planned for its own gate, however many times the function has run (searches no
--- longer set this for the whole transaction: storage/pg_search.search_gucs).
+-- longer set this for the whole transaction: storage/postgres/search.search_gucs).
 SET plan_cache_mode = force_custom_plan
 AS $$
 DECLARE

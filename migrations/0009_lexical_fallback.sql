@@ -1,5 +1,5 @@
 -- The lexical leg's strictest coverage level is read only when it can add something
--- (storage/postgres/lexical_leg.py, docs/perf.md).
+-- (storage/postgres/lexical_leg.py, docs/performance.md).
 --
 -- The levels were read strictest first: "every common word", then "the anchor and all but one
 -- of the others", ... (0006, 0008). But the memories holding every word are also in the next

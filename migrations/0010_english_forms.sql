@@ -1,6 +1,6 @@
--- A query word is looked up by its English forms only (docs/perf.md, storage/postgres/lexical_leg.py).
+-- A query word is looked up by its English forms only (docs/performance.md, storage/postgres/lexical_leg.py).
 --
--- Each word used to be the OR of its spellings under both configurations, e.g.
+-- A word as the OR of its spellings under both configurations, e.g.
 -- 'tenant' | 'tenants' for "tenants": the English stem and the word as written. The GIN index
 -- reads the postings of every lexeme of a query, so each common word cost two posting lists,
 -- though a memory holding the written form always holds the stem too: every part of the stored

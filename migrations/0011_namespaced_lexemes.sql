@@ -1,4 +1,4 @@
--- The lexical leg's index holds each word per namespace (storage/postgres/lexical_leg.py, docs/perf.md).
+-- The lexical leg's index holds each word per namespace (storage/postgres/lexical_leg.py, docs/performance.md).
 --
 -- The (namespace, search_tsv) GIN index (0006) keeps the namespace as a key of its own: GIN
 -- stores it beside the words as one more entry, whose posting list is every memory of the

@@ -7,7 +7,7 @@
 -- widen that property for every array type in the database. So a filter walked the whole
 -- namespace and tested each row: a tag no memory carries cost 110-140 ms at 100k memories, and
 -- the semantic leg under a tag held by 2% of them walked the HNSW graph for 1.7 s hunting
--- tagged rows (docs/perf.md).
+-- tagged rows (docs/performance.md).
 --
 -- Now each memory's tags are also stored as a tsvector of exact lexemes, one per tag, each
 -- prefixed by its namespace's key (as 0011 does for words: the namespace's own postings), and a

@@ -4,7 +4,7 @@
 -- ("Error tracking with Rollbar"), while its replacement says something else ("Sentry for
 -- error tracking"). Stage 0 keeps the retired memory out of every leg, as it must, so the
 -- lexical leg found nothing and the semantic leg found the replacement only when it was near
--- enough in meaning (docs/eval.md: q34, q35). Ranking the retired rows to reach their
+-- enough in meaning (docs/evaluation.md: q34, q35). Ranking the retired rows to reach their
 -- successors would rank outside stage 0; instead the replacement itself now holds the words:
 --
 -- `lineage` is written once, when a memory is born superseding others, in the same

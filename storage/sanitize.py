@@ -15,7 +15,8 @@ Stable API (other areas call it; signatures do not change):
 
 These are layers, not proofs: deterministic screens are bypassable by an adaptive attacker
 (paraphrase, a language we have no pattern for, an encoding we do not decode). What is caught
-and what is not is measured in tests/unit/test_injection_screen.py and docs/injection.md.
+and what is not is measured in tests/unit/test_injection_screen.py and docs/security.md
+(Untrusted data).
 """
 
 from __future__ import annotations

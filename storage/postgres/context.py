@@ -25,7 +25,7 @@ from .search import MAX_LEG_DEPTH, MIN_LEG_DEPTH
 # MIN_LEG_DEPTH..MAX_LEG_DEPTH) before packing: at ~100 tokens a memory, about four candidates
 # for each memory that can fit, enough for the kinds' quotas and MMR to choose from, where a
 # fixed 100 read far more than 2,000 tokens can hold (at 100k memories the lexical leg went
-# past its strict levels into a loose one: 24 ms against 7 at depth 80, docs/perf.md) and too
+# past its strict levels into a loose one: 24 ms against 7 at depth 80, docs/performance.md) and too
 # few for a budget of 32,000.
 CONTEXT_DEPTH_PER_1K_TOKENS = 40
 CONTEXT_RECENT_DEPTH = 300

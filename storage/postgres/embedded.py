@@ -26,8 +26,8 @@ _MIN_MAX_CONNECTIONS = 300
 def _shared_buffers_mb() -> int:
     """PostgreSQL's default, 128 MB, holds neither the HNSW index nor the table of a 100k
     namespace (about 200 MB each): every semantic search then copies graph pages in from the
-    OS cache (docs/perf.md: 6 ms instead of 3 at 100k). An eighth of the RAM, at most 1 GB;
-    pages are only taken as they are used."""
+    OS cache (docs/performance.md: semantic SQL 7.9 -> 3.7 ms at 100k). An eighth of the RAM,
+    at most 1 GB; pages are only taken as they are used."""
     try:
         ram_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
     except (ValueError, OSError):

@@ -124,7 +124,7 @@ def rare_gate(indexed: Sequence[str], loose: Sequence[str], rare: Sequence[int],
     the other terms as `matched` counts them (`loose`, any_lexeme). The floor (`matched >=
     need`) drops any other memory after it was read and scored, so the candidates that can be
     returned are the same; at 1k-10k memories, where most of a query's words are rare, this
-    reads a few dozen rows instead of hundreds (docs/perf.md). A gate over MAX_WORD_TESTS
+    reads a few dozen rows instead of hundreds (docs/performance.md). A gate over MAX_WORD_TESTS
     word tests per row (long queries) stays the plain OR of the rare terms."""
     plain = any_of([indexed[i] for i in rare])
     others = len(indexed) - 1
@@ -209,5 +209,5 @@ async def lexical_leg(conn: Any, query: str, params: dict[str, Any], *, min_cove
         "gates": [g for g, _ in levels], "floors": [f for _, f in levels],
         "take": candidates, "need": need, "lexemes": words["lexemes"],
         "term_of": words["term_of"], "idf": words["idf"], "avg_length": words["avg_length"]},
-        prepare=False)  # unnamed: always planned for these words (storage/pg_search.search_gucs)
+        prepare=False)  # unnamed: planned for these words (postgres/search.search_gucs)
     return await cur.fetchall()

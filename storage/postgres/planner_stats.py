@@ -4,7 +4,7 @@ Every statement is scoped to one namespace, and the planner sizes a namespace fr
 ANALYZE. A namespace written since (a new project, an import) is estimated at one row, where a
 join that rescans the namespace for each outer row looks as cheap as a lookup by id: searches
 and memory_context of a namespace of a few thousand memories then read millions of rows
-(docs/failure-modes.md, docs/perf.md). Autovacuum analyzes a table only after a tenth of it
+(docs/failure-modes.md, docs/performance.md). Autovacuum analyzes a table only after a tenth of it
 changed, which beside a large tenant can take a new one's whole life. So, after each lexicon
 recount (which has just counted every namespace's live memories), when a namespace of at least
 MIN_ROWS memories or vectors holds twice what it held at memhub's last ANALYZE, the namespace

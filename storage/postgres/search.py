@@ -54,13 +54,13 @@ MIN_LEG_DEPTH = 30
 MAX_LEG_DEPTH = 200
 # A memory must match at least ceil(share x meaningful words) of the query's words to be a
 # lexical hit (one- and two-word queries: one word; five words: two). Chosen by the same rule as
-# the semantic gate in docs/eval/threshold-sweep.md.
+# the semantic gate in docs/evaluation.md (Threshold sweep).
 LEXICAL_MIN_COVERAGE = 0.34
 # ... but never more than two words: in a long question (a sentence, a claim) BM25 already ranks
 # the memories sharing its rare words first, and asking for a third of twelve words drops
-# relevant ones (SciFact, docs/perf.md). Queries of up to five words are unaffected.
+# relevant ones (SciFact, docs/performance.md). Queries of up to five words are unaffected.
 LEXICAL_MAX_NEED = 2
-# The lexical leg's bounded work (lexical_leg.py, docs/perf.md): the memories of the
+# The lexical leg's bounded work (lexical_leg.py, docs/performance.md): the memories of the
 # rarest words are read while their counts add up to at most this many, and each coverage level
 # of the common words stops at this many (the levels together too, except when the every-word
 # level is read after an overflowing one: then up to twice this, migration 0009); every
@@ -290,7 +290,7 @@ def search_gucs(ef_search: int) -> dict[str, str]:
     Plans: the statements whose best plan depends on their values (the lexical candidates:
     a tsquery's selectivity and the namespace's size decide between the GIN index and anything
     else, and a generic plan made for an average namespace searched a large one beside many
-    small ones 1.6x slower, docs/perf.md; the semantic leg) are sent unnamed
+    small ones 1.6x slower, docs/performance.md; the semantic leg) are sent unnamed
     (`prepare=False`), which PostgreSQL always plans for the values given, and the level scans
     inside memhub_lexical_candidates are forced to (migration 0008). The others
     (the query's word statistics, re-reads by id) reuse a generic plan once psycopg has

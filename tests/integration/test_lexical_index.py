@@ -144,7 +144,7 @@ ANALYZED = {"auto_explain.log_analyze": "on", "auto_explain.log_timing": "off"}
 
 # Other queries first, on the same connection: more than the 5 runs after which psycopg
 # prepares a statement and PostgreSQL may switch a prepared statement to a generic plan, made
-# without the words. Searches leave plan_cache_mode alone (storage/pg_search.search_gucs), so
+# without the words. Searches leave plan_cache_mode alone (storage/postgres/search.search_gucs), so
 # the plans of the statements whose words decide the plan must still be made for the words.
 WARM_UP = ["ledger webhook", "tenant nightly", "redis ledger canary", "kafka invoice",
            "webhook canary tenant", "nightly ledger", "invoice redis"]

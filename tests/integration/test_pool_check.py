@@ -1,8 +1,8 @@
-"""The pool's checkout check (storage/pg_core.check_unless_quiet), on real connections.
+"""The pool's checkout check (storage/postgres/core.check_unless_quiet), on real connections.
 
 A quiet idle connection is handed out without a round trip; one whose backend was terminated
-(or that has anything else waiting on its socket) gets psycopg_pool's full check, which
-discards it if it is dead.
+(or that has anything else waiting on its socket) gets a full round trip, and a dead one is
+discarded (storage/postgres/core.PgCore.connection).
 """
 
 from __future__ import annotations

@@ -119,7 +119,7 @@ SELECT id, matched, rank
 -- The planner counts a namespace twice, once for the statement's own predicate and once for
 -- the row-level-security policy, so it expects a namespace holding a fraction f of the table's
 -- vectors to hold f^2 and scans a mid-sized one exactly (every vector, ~5 us each) where the
--- HNSW index is faster (docs/perf.md, "A mid-sized namespace beside a large one"). The HNSW
+-- HNSW index is faster (docs/retrieval.md, "Index or exact scan"). The HNSW
 -- scan filters to the namespace as it goes, visiting about depth * total / docs vectors; when
 -- that is at most half the namespace's own size, the index is cheaper, and sorts are disabled
 -- for the rest of this read-only transaction so the planner takes it (its later statements
@@ -179,7 +179,7 @@ SELECT m.id, m.kind, m.current_revision, m.title, m.content, e.embedding
 -- name: context_recent
 -- memory_context without a query: the live memories of the namespace, newest first, with
 -- their current vectors (as fetch_live_context). Only what it sends
--- (storage/pg_search.context_item): the stored tsvectors were half the cost of reading 300
+-- (storage/postgres/context.context_item): the stored tsvectors were half the cost of reading 300
 -- rows (8.5 -> 4 ms at 100k).
 SELECT m.id, m.kind, m.current_revision, m.title, m.content, e.embedding
   FROM live_memories m
