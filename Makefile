@@ -53,8 +53,8 @@ test: test-deps  ## the whole suite, on a real PostgreSQL
 migrate: install  ## apply pending migrations to the configured database
 	$(VENV)/bin/memhub-admin migrate
 
-demo: install  ## DEMO_BASE_URL=... DEMO_TOKEN=... make demo: the supersession workflow, live
-	$(PY) scripts/demo.py "$${DEMO_BASE_URL:-http://127.0.0.1:8000}" "$$DEMO_TOKEN"
+demo: install  ## DEMO_TOKEN_A=<desktop-cli> DEMO_TOKEN_B=<cursor> make demo: two clients, one memory
+	$(PY) scripts/demo.py "$${DEMO_BASE_URL:-http://127.0.0.1:8000}" "$$DEMO_TOKEN_A" "$$DEMO_TOKEN_B"
 
 smoke: install  ## SMOKE_BASE_URL=... SMOKE_TOKEN=... make smoke
 	$(PY) scripts/smoke_mcp.py "$${SMOKE_BASE_URL:-http://127.0.0.1:8000}" "$$SMOKE_TOKEN"
