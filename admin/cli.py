@@ -207,11 +207,22 @@ def cmd_token_list(args, settings: Settings) -> int:
 
 
 def cmd_token_create(args, settings: Settings) -> int:
+    # Omitting --namespace is the one way to an unscoped token. A blank value (an empty
+    # shell variable) is a mistake, never "every namespace".
+    if args.namespace is not None and any(not n.strip() for n in args.namespace):
+        return fail(
+            args,
+            "--namespace needs a namespace name (it was empty); omit --namespace altogether "
+            "for a token on every namespace",
+            "INVALID_INPUT",
+            EXIT_USAGE,
+        )
+
     async def fn(backend):
         return await backend.create_token(
             cli_actor(),
             surface=args.surface,
-            namespaces=args.namespace or None,
+            namespaces=args.namespace,
             read_only=args.read_only,
             label=args.label,
         )
@@ -325,7 +336,9 @@ def build_parser() -> argparse.ArgumentParser:
     create = tsub.add_parser("create", parents=[common], help="create a (project-scoped) token")
     create.add_argument("--surface", required=True, help="client surface, the author of its writes")
     create.add_argument("--namespace", action="append", metavar="N",
-                        help="limit to this namespace (repeat for several; omit: all)")
+                        help="limit to this namespace (repeat for several); without any "
+                             "--namespace the token reads and writes every namespace; an "
+                             "empty name is refused")
     create.add_argument("--read-only", action="store_true", help="refuse every write")
     create.add_argument("--label", help="a note for operators (<= 100 chars)")
     create.set_defaults(func=cmd_token_create)

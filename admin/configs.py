@@ -43,13 +43,10 @@ def claude_desktop(mcp_url: str, token: str) -> Snippet:
         "mcpServers": {
             "memhub": {
                 "command": "npx",
-                "args": [
-                    "-y",
-                    "mcp-remote",
-                    mcp_url,
-                    "--header",
-                    f"Authorization: Bearer {token}",
-                ],
+                # mcp-remote's documented form: Claude Desktop on Windows mangles spaces inside
+                # `args`, so the header's value travels in an environment variable.
+                "args": ["-y", "mcp-remote", mcp_url, "--header", "Authorization:${AUTH_HEADER}"],
+                "env": {"AUTH_HEADER": f"Bearer {token}"},
             }
         }
     }

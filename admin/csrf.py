@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
-from .sessions import Session, SessionManager, is_https
+from .sessions import Session, SessionManager
 
 ALLOWED_FETCH_SITES = {"same-origin", "none"}
 
@@ -24,9 +24,8 @@ def _origin_of(url: str) -> str:
 
 def allowed_origins(request: Request, public_url: str | None) -> set[str]:
     host = request.headers.get("host", "").lower()
+    # The scheme is uvicorn's, from X-Forwarded-Proto only when a trusted proxy sent it.
     origins = {f"{request.url.scheme}://{host}"}
-    if is_https(request):
-        origins.add(f"https://{host}")
     if public_url:
         origins.add(_origin_of(public_url))
     return origins

@@ -24,6 +24,8 @@ from ..errors import MemhubError
 from ..runtime import Runtime
 from ..storage.admin import Actor
 from .csrf import origin_problem, token_problem
+from .flash import FlashBox
+from .forms import namespaces_chosen, read_form
 from .sessions import (
     SECRET_NAME,
     Session,
@@ -37,7 +39,6 @@ logger = logging.getLogger(__name__)
 
 HERE = Path(__file__).resolve().parent
 MAX_PASSWORD_CHARS = 1024
-MAX_FORM_FIELD_CHARS = 2000
 MAX_FORM_BYTES = 16 * 1024  # every dashboard form is a few hundred bytes
 ADMIN_ACTOR = "admin"
 NOTICES = {
@@ -75,8 +76,9 @@ def password_matches(given: str, expected: str) -> bool:
 
 
 def client_address(request: Request) -> str:
-    # uvicorn already replaced this with X-Forwarded-For when the peer is a trusted proxy
-    # (--forwarded-allow-ips); a client cannot choose its own address otherwise.
+    # uvicorn replaced the peer with X-Forwarded-For only when the peer is one of
+    # MEMHUB_TRUSTED_PROXIES (app.proxy_options); nobody else can choose the address that
+    # the login backoff counts and the audit records.
     return request.client.host if request.client else "unknown"
 
 
@@ -85,6 +87,7 @@ class Admin:
         self.rt = rt
         self.settings = rt.settings
         self._manager: SessionManager | None = None
+        self._flash: FlashBox | None = None
 
     # --- plumbing -------------------------------------------------------------------------
     async def manager(self) -> SessionManager:
@@ -94,7 +97,13 @@ class Admin:
             else:
                 secret = await self.rt.storage().admin_secret(SECRET_NAME)
             self._manager = SessionManager(secret, self.settings.admin_session_ttl_seconds)
+            self._flash = FlashBox(secret)
         return self._manager
+
+    async def flash_box(self) -> FlashBox:
+        await self.manager()
+        assert self._flash is not None
+        return self._flash
 
     async def session(self, manager: SessionManager, request: Request) -> Session | None:
         """The request's session (SessionManager.load), unless it is a logged-in one that was
@@ -124,17 +133,6 @@ class Admin:
         base = self.settings.public_url or str(request.base_url)
         return base.rstrip("/") + "/mcp"
 
-    async def form(self, request: Request) -> dict[str, str]:
-        form = await request.form(max_files=0, max_fields=50)
-        out: dict[str, str] = {}
-        for key, value in form.multi_items():
-            if isinstance(value, str):
-                if key in out:
-                    out[key] = out[key] + "," + value
-                else:
-                    out[key] = value[:MAX_FORM_FIELD_CHARS]
-        return out
-
     async def guarded_post(self, request: Request) -> tuple[Session | None, dict, Response | None]:
         """Session, form and, when the request must stop here, the response that stops it."""
         problem = origin_problem(request, self.settings.public_url)
@@ -148,7 +146,7 @@ class Admin:
             return session, {}, self.error(
                 413, "Too large", f"Form bodies are limited to {MAX_FORM_BYTES} bytes."
             )
-        form = await self.form(request)
+        form = await read_form(request)
         problem = token_problem(manager, session, form.get("csrf"))
         if problem:
             logger.warning("admin request refused", extra={"reason": problem})
@@ -194,8 +192,11 @@ class Admin:
         session, form, stop = await self.guarded_post(request)
         if stop:
             return stop
-        retry_after = await storage.login_retry_after(source)
-        if retry_after:
+        # Counted before the password is checked, atomically: simultaneous guesses from one
+        # address get no more evaluations than sequential ones.
+        attempt = await storage.reserve_login_attempt(source)
+        if attempt.retry_after:
+            retry_after = attempt.retry_after
             await storage.audit(actor, "login.failure", detail={"reason": "throttled"})
             return self.login_form(
                 manager, session, status=429, headers={"Retry-After": str(retry_after)},
@@ -203,9 +204,9 @@ class Admin:
             )
         given = form.get("password", "")[:MAX_PASSWORD_CHARS]
         if not password_matches(given, self.settings.admin_password.get_secret_value()):
-            locked = await storage.record_login_failure(source)
             await storage.audit(
-                actor, "login.failure", detail={"reason": "bad_password", "locked_seconds": locked}
+                actor, "login.failure",
+                detail={"reason": "bad_password", "locked_seconds": attempt.lock_seconds},
             )
             return self.login_form(manager, session, status=401, error="Wrong password.")
         await storage.clear_login_failures(source)
@@ -226,12 +227,36 @@ class Admin:
         manager.clear(response, request)
         return response
 
-    async def dashboard(self, request: Request, *, status: int = 200, fresh: dict | None = None,
+    async def dashboard(self, request: Request, *, status: int = 200, show_flash: bool = False,
                         error: str | None = None) -> Response:
+        """The dashboard; with `show_flash` (its GET) it also shows, once, the token that the
+        redirected rotate / create just issued (admin/flash.py)."""
         manager = await self.manager()
         session = await self.session(manager, request)
         if session is None or not session.authed:
             return self.redirect("/admin/login")
+        box = await self.flash_box()
+        flashed = show_flash and box.present(request)
+        fresh = (await box.take(self.rt.storage(), request, session_hash(session))
+                 if flashed else None)
+        response = await self.render_dashboard(request, manager, session, status, fresh, error)
+        if flashed:
+            box.clear(response, request)
+        return response
+
+    async def show_once(self, request: Request, session: Session, token: str,
+                        detail: dict[str, Any]) -> Response:
+        """303 to /admin, which shows `token` once: POST-redirect-GET, so a reload of the page
+        never repeats the action. `detail` says where to show it; it must hold no secret."""
+        response = self.redirect("/admin")
+        box = await self.flash_box()
+        await box.stash(self.rt.storage(), request, response, session_hash(session), token,
+                        detail)
+        return response
+
+    async def render_dashboard(self, request: Request, manager: SessionManager,
+                               session: Session, status: int, fresh: dict[str, Any] | None,
+                               error: str | None) -> Response:
         storage = self.rt.storage()
         tokens = await storage.list_tokens()
         overview = await storage.overview()
@@ -272,16 +297,16 @@ class Admin:
             error=error,
         )
 
-    async def authed_post(self, request: Request) -> tuple[dict, Response | None]:
+    async def authed_post(self, request: Request) -> tuple[Session, dict, Response | None]:
         session, form, stop = await self.guarded_post(request)
         if stop:
-            return form, stop
+            return session, form, stop
         if session is None or not session.authed:
-            return form, self.redirect("/admin/login")
-        return form, None
+            return session, form, self.redirect("/admin/login")
+        return session, form, None
 
     async def rotate(self, request: Request, surface: str) -> Response:
-        _, stop = await self.authed_post(request)
+        session, _, stop = await self.authed_post(request)
         if stop:
             return stop
         try:
@@ -289,12 +314,11 @@ class Admin:
         except MemhubError as err:
             return await self.dashboard(request, status=err.http_status, error=err.message)
         logger.info("token rotated", extra={"surface": surface, "token_id": row["id"]})
-        return await self.dashboard(
-            request, fresh={"surface_card": surface, "token": row["token"], "row": row}
-        )
+        token = row.pop("token")
+        return await self.show_once(request, session, token, {"surface_card": surface, "row": row})
 
     async def revoke(self, request: Request, token_id: int) -> Response:
-        _, stop = await self.authed_post(request)
+        _, _, stop = await self.authed_post(request)
         if stop:
             return stop
         try:
@@ -305,22 +329,22 @@ class Admin:
         return self.redirect("/admin?notice=revoked")
 
     async def create(self, request: Request) -> Response:
-        form, stop = await self.authed_post(request)
+        session, form, stop = await self.authed_post(request)
         if stop:
             return stop
-        raw = form.get("namespaces", "").replace(",", " ").split()
         try:
             row = await self.rt.storage().create_token(
                 self.actor(request),
                 surface=form.get("surface", "").strip(),
-                namespaces=raw or None,
+                namespaces=namespaces_chosen(form),
                 read_only=form.get("access") == "read",
                 label=form.get("label") or None,
             )
         except MemhubError as err:
             return await self.dashboard(request, status=err.http_status, error=err.message)
         logger.info("token created", extra={"token_id": row["id"], "surface": row["surface"]})
-        return await self.dashboard(request, fresh={"token": row["token"], "row": row})
+        token = row.pop("token")
+        return await self.show_once(request, session, token, {"row": row})
 
 
 def install(app: FastAPI, rt: Runtime) -> None:
@@ -335,7 +359,7 @@ def install(app: FastAPI, rt: Runtime) -> None:
             return admin.error(err.http_status, "Unavailable", f"{err.message}. {err.remedy}")
 
     async def dashboard(request: Request):
-        return await handle(admin.dashboard(request))
+        return await handle(admin.dashboard(request, show_flash=True))
 
     async def login_page(request: Request):
         return await handle(admin.login_page(request))

@@ -48,10 +48,9 @@ def session_hash(session: Session) -> bytes:
 
 
 def is_https(request: Request) -> bool:
-    if request.url.scheme == "https":
-        return True
-    forwarded = request.headers.get("x-forwarded-proto", "")
-    return forwarded.split(",")[0].strip().lower() == "https"
+    # The scheme uvicorn resolved: it applies X-Forwarded-Proto only when the peer is one of
+    # MEMHUB_TRUSTED_PROXIES (app.proxy_options); from anyone else the header means nothing.
+    return request.url.scheme == "https"
 
 
 class SessionManager:

@@ -16,6 +16,14 @@ class Actor:
     source: str | None  # client address, or "local" for the CLI
 
 
+@dataclass(frozen=True)
+class LoginAttempt:
+    """The answer to reserve_login_attempt."""
+
+    retry_after: int  # > 0: refused, the client is locked out for this many more seconds
+    lock_seconds: int  # the lock this attempt has already set should its password be wrong
+
+
 class AdminBackend(ABC):
     @abstractmethod
     async def list_tokens(self) -> list[dict[str, Any]]:
@@ -32,8 +40,9 @@ class AdminBackend(ABC):
         label: str | None = None,
     ) -> dict[str, Any]:
         """Create an extra (kind 'scoped') token; the result carries the plaintext `token`,
-        which is returned only here. Audited. Raises InvalidInput for a bad surface, namespace
-        or label."""
+        which is returned only here. `namespaces` None is every namespace (an explicit
+        choice); an empty list is refused. Audited. Raises InvalidInput for a bad surface,
+        an empty or bad namespace list, or a bad label."""
 
     @abstractmethod
     async def rotate_surface(self, actor: Actor, surface: str) -> dict[str, Any]:
@@ -63,13 +72,11 @@ class AdminBackend(ABC):
         """The latest audit rows, newest first."""
 
     @abstractmethod
-    async def login_retry_after(self, source: str) -> int:
-        """Seconds this client must wait before the next login attempt (0: may try now)."""
-
-    @abstractmethod
-    async def record_login_failure(self, source: str) -> int:
-        """Count a failed login; return the lock in seconds it earned (0 below the
-        threshold)."""
+    async def reserve_login_attempt(self, source: str) -> LoginAttempt:
+        """Count a login attempt from this client as a failure BEFORE its password is
+        checked, atomically: refused (retry_after > 0) while the client is locked out, and
+        the attempt that reaches the threshold locks it at once, so concurrent attempts
+        cannot all be evaluated. A successful login then calls clear_login_failures."""
 
     @abstractmethod
     async def clear_login_failures(self, source: str) -> None:
@@ -82,6 +89,18 @@ class AdminBackend(ABC):
     @abstractmethod
     async def admin_session_ended(self, sid_hash: bytes) -> bool:
         """Whether this /admin session was ended by logging out."""
+
+    @abstractmethod
+    async def put_admin_flash(self, id_hash: bytes, sid_hash: bytes, pad: bytes,
+                              detail: dict[str, Any], ttl_seconds: int) -> None:
+        """Keep one half of a just-issued token (a one-time pad; never the token) and what
+        to show with it, for the /admin session `sid_hash`, for `ttl_seconds`."""
+
+    @abstractmethod
+    async def take_admin_flash(self, id_hash: bytes,
+                               sid_hash: bytes) -> tuple[bytes, dict[str, Any]] | None:
+        """The pad and detail kept by put_admin_flash, deleted as they are read (one
+        display); None when absent, expired, already read or another session's."""
 
     @abstractmethod
     async def admin_secret(self, name: str) -> bytes:

@@ -13,7 +13,7 @@ from psycopg.types.json import Jsonb
 
 from ...config import SURFACES
 from ...errors import Conflict, InvalidInput, NotFound
-from ..admin import Actor
+from ..admin import Actor, LoginAttempt
 from ..principal import NAMESPACE_RE
 from .core import ALL_NAMESPACES
 from .queries import q
@@ -40,6 +40,11 @@ def lock_seconds(failures: int) -> int:
     return min(LOGIN_MAX_LOCK_SECONDS, LOGIN_BASE_LOCK_SECONDS * 2**exponent)
 
 
+# The lock of the n-th failure at index n-1, for the SQL; it repeats the last entry (the cap,
+# reached long before 32) for every failure beyond.
+LOGIN_LOCKS = [lock_seconds(n) for n in range(1, 33)]
+
+
 def validate_surface(surface: str) -> str:
     if not isinstance(surface, str) or not SURFACE_RE.fullmatch(surface):
         raise InvalidInput(
@@ -50,11 +55,18 @@ def validate_surface(surface: str) -> str:
 
 
 def validate_namespaces(namespaces: list[str] | None) -> list[str] | None:
+    """None: every namespace (an explicit choice). A list: exactly those names, sorted. An
+    empty list or a blank name is refused, never read as "every namespace": an empty shell
+    variable or a blank form field must not mint an unscoped token."""
     if namespaces is None:
         return None
-    names = sorted({n.strip() for n in namespaces if n and n.strip()})
-    if not names:
-        return None
+    if not namespaces:
+        raise InvalidInput(
+            "a scoped token needs at least one namespace; an unscoped token is an explicit "
+            "choice (no namespace list at all)",
+            field="namespaces",
+        )
+    names = sorted({n.strip() if isinstance(n, str) else "" for n in namespaces})
     if len(names) > MAX_TOKEN_NAMESPACES:
         raise InvalidInput(
             f"a token may name at most {MAX_TOKEN_NAMESPACES} namespaces", field="namespaces"
@@ -277,27 +289,25 @@ class AdminStore:
         return await self._run(ALL_NAMESPACES, read, retry_safe=True)
 
     # --- login backoff --------------------------------------------------------------------
-    async def login_retry_after(self, source: str) -> int:
-        async def read(conn: psycopg.AsyncConnection) -> int:
-            cur = await conn.execute(q("admin.login_retry_after"), {"source": source[:200]})
-            row = await cur.fetchone()
-            return max(1, row["retry_after"]) if row else 0
+    async def reserve_login_attempt(self, source: str) -> LoginAttempt:
+        source = source[:200]
 
-        return await self._run(ALL_NAMESPACES, read, retry_safe=True)
-
-    async def record_login_failure(self, source: str) -> int:
-        async def write(conn: psycopg.AsyncConnection) -> int:
+        async def write(conn: psycopg.AsyncConnection) -> LoginAttempt:
             cur = await conn.execute(
-                q("admin.record_login_failure"),
-                {"source": source[:200], "forgive_seconds": LOGIN_FORGIVE_SECONDS},
+                q("admin.reserve_login_attempt"),
+                {"source": source, "locks": LOGIN_LOCKS,
+                 "forgive_seconds": LOGIN_FORGIVE_SECONDS},
             )
-            seconds = lock_seconds((await cur.fetchone())["failures"])
-            if seconds:
-                await conn.execute(
-                    q("admin.lock_login_source"), {"source": source[:200], "seconds": seconds}
-                )
-            return seconds
+            row = await cur.fetchone()
+            if row is not None:
+                return LoginAttempt(retry_after=0, lock_seconds=row["lock_seconds"])
+            cur = await conn.execute(q("admin.login_retry_after"), {"source": source})
+            locked = await cur.fetchone()
+            # The lock can lapse between the two statements: still refused, for a second.
+            return LoginAttempt(retry_after=max(1, locked["retry_after"]) if locked else 1,
+                                lock_seconds=0)
 
+        # Not retried: a replay after a lost COMMIT would count the attempt twice.
         return await self._run(ALL_NAMESPACES, write, retry_safe=False)
 
     async def clear_login_failures(self, source: str) -> None:
@@ -320,6 +330,27 @@ class AdminStore:
             return bool((await cur.fetchone())["ended"])
 
         return await self._run(ALL_NAMESPACES, read, retry_safe=True)
+
+    # --- one display of a token the dashboard just issued -----------------------------------
+    async def put_admin_flash(self, id_hash: bytes, sid_hash: bytes, pad: bytes,
+                              detail: dict[str, Any], ttl_seconds: int) -> None:
+        async def write(conn: psycopg.AsyncConnection) -> None:
+            await conn.execute(q("admin.put_flash"), {"id_hash": id_hash, "sid_hash": sid_hash,
+                               "pad": pad, "detail": Jsonb(detail), "ttl_seconds": ttl_seconds})
+
+        await self._run(ALL_NAMESPACES, write, retry_safe=False)
+
+    async def take_admin_flash(self, id_hash: bytes,
+                               sid_hash: bytes) -> tuple[bytes, dict[str, Any]] | None:
+        async def write(conn: psycopg.AsyncConnection) -> tuple[bytes, dict[str, Any]] | None:
+            cur = await conn.execute(q("admin.take_flash"),
+                                     {"id_hash": id_hash, "sid_hash": sid_hash})
+            row = await cur.fetchone()
+            return (bytes(row["pad"]), row["detail"]) if row else None
+
+        # Not retried: a replay after a lost COMMIT finds the row gone; the token is then not
+        # shown, never shown twice.
+        return await self._run(ALL_NAMESPACES, write, retry_safe=False)
 
     # --- secrets --------------------------------------------------------------------------
     async def admin_secret(self, name: str) -> bytes:

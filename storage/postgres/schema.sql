@@ -516,6 +516,18 @@ CREATE TABLE public.admin_ended_sessions (
     CONSTRAINT admin_ended_sessions_sid_hash_check CHECK ((octet_length(sid_hash) = 32))
 );
 
+CREATE TABLE public.admin_flash (
+    id_hash bytea NOT NULL,
+    sid_hash bytea NOT NULL,
+    pad bytea NOT NULL,
+    detail jsonb NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    CONSTRAINT admin_flash_detail_check CHECK ((jsonb_typeof(detail) = 'object'::text)),
+    CONSTRAINT admin_flash_id_hash_check CHECK ((octet_length(id_hash) = 32)),
+    CONSTRAINT admin_flash_pad_check CHECK (((octet_length(pad) >= 1) AND (octet_length(pad) <= 256))),
+    CONSTRAINT admin_flash_sid_hash_check CHECK ((octet_length(sid_hash) = 32))
+);
+
 CREATE TABLE public.admin_login_failures (
     source text NOT NULL,
     failures integer NOT NULL,
@@ -885,6 +897,9 @@ ALTER TABLE ONLY public.admin_audit
 ALTER TABLE ONLY public.admin_ended_sessions
     ADD CONSTRAINT admin_ended_sessions_pkey PRIMARY KEY (sid_hash);
 
+ALTER TABLE ONLY public.admin_flash
+    ADD CONSTRAINT admin_flash_pkey PRIMARY KEY (id_hash);
+
 ALTER TABLE ONLY public.admin_login_failures
     ADD CONSTRAINT admin_login_failures_pkey PRIMARY KEY (source);
 
@@ -969,6 +984,8 @@ ALTER TABLE ONLY public.sessions
 CREATE INDEX admin_audit_at ON public.admin_audit USING btree (at DESC, id DESC);
 
 CREATE INDEX admin_ended_sessions_expiry ON public.admin_ended_sessions USING btree (expires_at);
+
+CREATE INDEX admin_flash_expiry ON public.admin_flash USING btree (expires_at);
 
 CREATE UNIQUE INDEX api_tokens_one_active_surface ON public.api_tokens USING btree (surface) WHERE ((revoked_at IS NULL) AND (kind = 'surface'::text));
 
@@ -1418,6 +1435,8 @@ GRANT SELECT,INSERT ON TABLE public.admin_audit TO memhub_app;
 GRANT SELECT,USAGE ON SEQUENCE public.admin_audit_id_seq TO memhub_app;
 
 GRANT SELECT,INSERT,DELETE ON TABLE public.admin_ended_sessions TO memhub_app;
+
+GRANT SELECT,INSERT,DELETE ON TABLE public.admin_flash TO memhub_app;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.admin_login_failures TO memhub_app;
 

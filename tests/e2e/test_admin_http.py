@@ -13,7 +13,7 @@ from mcp.shared.exceptions import MCPError
 
 from memhub.admin.sessions import COOKIE_NAME, SESSION_SALT, secret_from_setting
 from tests.conftest import WEB_TOKEN, make_settings
-from tests.support.admin import browser, csrf_of, fresh_token, logged_in_csrf, login
+from tests.support.admin import act, browser, csrf_of, fresh_token, logged_in_csrf, login
 from tests.support.server import thread_server
 
 SECRET = "test-session-secret-0123456789"
@@ -77,11 +77,27 @@ def test_a_login_sets_an_httponly_samesite_strict_cookie_without_secure_over_htt
     assert "max-age=28800" in cookie and "secure" not in cookie
 
 
-def test_the_cookie_is_secure_when_the_request_came_over_https(server):
-    with browser(server.base_url) as client:
+@pytest.fixture
+def proxied_server(db_dsn, tmp_path):
+    """memhub behind a reverse proxy on loopback (MEMHUB_TRUSTED_PROXIES names it)."""
+    settings = make_settings(db_dsn, tmp_path, trusted_proxies=["127.0.0.1"])
+    with thread_server(settings) as running:
+        yield running
+
+
+def test_the_cookie_is_secure_when_a_trusted_proxy_says_the_request_came_over_https(
+        proxied_server):
+    with browser(proxied_server.base_url) as client:
         response = client.get("/admin/login", headers={"X-Forwarded-Proto": "https"})
     assert response.status_code == 200
     assert "; secure" in set_cookie_header(response).lower()
+
+
+def test_x_forwarded_proto_from_a_peer_that_is_not_a_trusted_proxy_is_ignored(server):
+    with browser(server.base_url) as client:
+        response = client.get("/admin/login", headers={"X-Forwarded-Proto": "https"})
+    assert response.status_code == 200
+    assert "secure" not in set_cookie_header(response).lower()
 
 
 def test_a_successful_login_is_audited_with_its_source_address(server, db_conn):
@@ -247,7 +263,7 @@ def test_a_same_origin_form_post_with_its_token_is_accepted(server, db_conn):
             data={"csrf": csrf},
             headers={"Origin": server.base_url, "Sec-Fetch-Site": "same-origin"},
         )
-    assert response.status_code == 200
+    assert response.status_code == 303
     assert active_surface_ids(db_conn, "cursor") != before
 
 
@@ -269,7 +285,9 @@ def test_a_post_without_a_login_changes_nothing(server, db_conn):
 
 
 # --- backoff ----------------------------------------------------------------------------------
-def test_failed_logins_are_slowed_per_client_with_a_growing_retry_after(server, db_conn):
+def test_failed_logins_are_slowed_per_client_with_a_growing_retry_after(proxied_server,
+                                                                       db_conn):
+    server = proxied_server
     with browser(server.base_url) as client:
         statuses = [login(client, "wrong").status_code for _ in range(3)]
         assert statuses == [401, 401, 401]
@@ -278,7 +296,7 @@ def test_failed_logins_are_slowed_per_client_with_a_growing_retry_after(server, 
         assert locked.status_code == 429
         first_wait = int(locked.headers["retry-after"])
         assert first_wait >= 1
-        # Another client address is not affected (uvicorn trusts X-Forwarded-For from loopback).
+        # Another client address (told by the trusted proxy) is not affected.
         with browser(server.base_url) as elsewhere:
             other = login(elsewhere, headers={"X-Forwarded-For": "192.0.2.44"})
         assert other.status_code == 303
@@ -305,8 +323,7 @@ def test_a_successful_login_forgives_earlier_failures(server, db_conn):
 async def test_after_a_rotation_the_old_token_is_refused_and_the_new_one_accepted(server, db_dsn):
     with browser(server.base_url) as client:
         csrf = logged_in_csrf(client)
-        response = client.post("/admin/surfaces/web/rotate", data={"csrf": csrf})
-        assert response.status_code == 200
+        response = act(client, "/admin/surfaces/web/rotate", {"csrf": csrf})
         new = fresh_token(response.text, "web")
         # The card's configs carry the new token, ready to paste.
         assert f"/mcp?token={new}" in response.text
@@ -325,10 +342,9 @@ async def test_after_a_rotation_the_old_token_is_refused_and_the_new_one_accepte
 async def test_rotating_one_surface_does_not_disturb_another(server):
     with browser(server.base_url) as client:
         csrf = logged_in_csrf(client)
-        cursor = fresh_token(
-            client.post("/admin/surfaces/cursor/rotate", data={"csrf": csrf}).text, "cursor"
-        )
-        client.post("/admin/surfaces/web/rotate", data={"csrf": csrf})
+        cursor = fresh_token(act(client, "/admin/surfaces/cursor/rotate", {"csrf": csrf}).text,
+                             "cursor")
+        act(client, "/admin/surfaces/web/rotate", {"csrf": csrf})
     async with server.client(cursor) as c:
         result = await c.call_tool("stats", {})
     assert result.structured_content["surface"] == "cursor"
@@ -338,8 +354,7 @@ def test_a_new_token_is_shown_once_and_only_its_prefix_afterwards(server):
     with browser(server.base_url) as client:
         csrf = logged_in_csrf(client)
         new = fresh_token(
-            client.post("/admin/surfaces/desktop-cli/rotate", data={"csrf": csrf}).text,
-            "desktop-cli",
+            act(client, "/admin/surfaces/desktop-cli/rotate", {"csrf": csrf}).text, "desktop-cli"
         )
         later = client.get("/admin").text
     assert new not in later and new[:9] in later
@@ -349,7 +364,7 @@ def test_a_new_token_is_shown_once_and_only_its_prefix_afterwards(server):
 async def test_revoking_a_surface_token_refuses_its_clients(server):
     with browser(server.base_url) as client:
         csrf = logged_in_csrf(client)
-        page = client.post("/admin/surfaces/cursor/rotate", data={"csrf": csrf}).text
+        page = act(client, "/admin/surfaces/cursor/rotate", {"csrf": csrf}).text
         token = fresh_token(page, "cursor")
         token_id = re.search(r'/admin/tokens/(\d+)/revoke"[^>]*>\s*<input[^>]*>\s*'
                              r'<button[^>]*id="revoke-cursor"', page)
@@ -364,12 +379,11 @@ async def test_revoking_a_surface_token_refuses_its_clients(server):
 async def test_a_scoped_token_created_on_the_dashboard_sees_only_its_namespaces(server):
     with browser(server.base_url) as client:
         csrf = logged_in_csrf(client)
-        page = client.post(
-            "/admin/tokens",
-            data={"csrf": csrf, "surface": "cursor", "namespaces": "acme, beta",
-                  "access": "read", "label": "ci"},
+        page = act(
+            client, "/admin/tokens",
+            {"csrf": csrf, "surface": "cursor", "namespaces": "acme, beta", "access": "read",
+             "label": "ci"},
         )
-        assert page.status_code == 200
         token = fresh_token(page.text, "created")
         bad = client.post("/admin/tokens", data={"csrf": csrf, "surface": "cursor",
                                                  "namespaces": "Not Valid"})
@@ -383,8 +397,7 @@ async def test_a_scoped_token_created_on_the_dashboard_sees_only_its_namespaces(
 def test_actions_are_audited_with_source_and_never_the_token(server, db_conn):
     with browser(server.base_url) as client:
         csrf = logged_in_csrf(client)
-        new = fresh_token(client.post("/admin/surfaces/web/rotate", data={"csrf": csrf}).text,
-                          "web")
+        new = fresh_token(act(client, "/admin/surfaces/web/rotate", {"csrf": csrf}).text, "web")
         page = client.get("/admin").text
     rows = db_conn.execute(
         "SELECT action, source FROM admin_audit ORDER BY id").fetchall()
@@ -417,9 +430,8 @@ def test_configs_use_the_public_url_when_set(db_dsn, tmp_path):
     settings = make_settings(db_dsn, tmp_path, public_url="https://memhub.example.com/")
     with thread_server(settings) as running, browser(running.base_url) as client:
         csrf = logged_in_csrf(client)
-        page = client.post(
-            "/admin/surfaces/cursor/rotate",
-            data={"csrf": csrf},
+        page = act(
+            client, "/admin/surfaces/cursor/rotate", {"csrf": csrf},
             headers={"Origin": "https://memhub.example.com"},
         ).text
     assert '&#34;url&#34;: &#34;https://memhub.example.com/mcp&#34;' in page

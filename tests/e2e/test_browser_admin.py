@@ -107,7 +107,8 @@ def test_the_claude_code_command_carries_the_new_token(page, server):
                        f'--header "Authorization: Bearer {fresh}"')
     desktop = json.loads(page.inner_text("#card-desktop-cli-claude-desktop"))
     assert desktop["mcpServers"]["memhub"]["args"] == [
-        "-y", "mcp-remote", server.mcp_url, "--header", f"Authorization: Bearer {fresh}"]
+        "-y", "mcp-remote", server.mcp_url, "--header", "Authorization:${AUTH_HEADER}"]
+    assert desktop["mcpServers"]["memhub"]["env"] == {"AUTH_HEADER": f"Bearer {fresh}"}
 
 
 def test_revoke_a_surface_token(page, server):
@@ -136,6 +137,35 @@ def test_create_a_read_only_project_scoped_token(page, server):
     expect(row).to_contain_text("acme-billing, acme-web")
     expect(row).to_contain_text("read")
     assert token not in page.inner_text("#extra-tokens")
+
+
+def test_reloading_the_page_after_a_rotation_keeps_the_token_just_shown(page, server, db_conn):
+    """The rotation's answer was the POST itself: a reload (F5) rotated again and revoked the
+    token on screen. Now the POST redirects to /admin and a reload is a plain GET."""
+    log_in(page)
+    page.click("#rotate-cursor")
+    fresh = page.inner_text("#fresh-token-cursor").strip()
+    assert page.url == server.base_url + "/admin"
+    page.reload()
+    expect(page.locator("#card-cursor")).to_be_visible()
+    assert fresh not in page.content()
+    assert call_stats(server.mcp_url, {"Authorization": f"Bearer {fresh}"}).status_code == 200
+    assert db_conn.execute("SELECT count(*) FROM admin_audit WHERE action = 'token.rotate'"
+                           ).fetchone() == (1,)
+
+
+def test_a_blank_namespace_field_is_refused_and_every_namespace_is_a_choice(page, db_conn):
+    log_in(page)
+    page.fill("#create-surface", "cursor")
+    page.click("#create-button")
+    expect(page.locator("#action-error")).to_be_visible()
+    assert db_conn.execute("SELECT count(*) FROM api_tokens WHERE kind = 'scoped'"
+                           ).fetchone() == (0,)
+    page.check("#create-scope-all")
+    page.click("#create-button")
+    expect(page.locator("#created-token")).to_contain_text("all namespaces")
+    assert db_conn.execute("SELECT namespaces FROM api_tokens WHERE kind = 'scoped'"
+                           ).fetchall() == [(None,)]
 
 
 def test_log_out(page):

@@ -71,6 +71,21 @@ def test_json_may_come_before_the_subcommand(db_dsn):
     assert out["namespaces"] is None and out["read_only"] is False
 
 
+@pytest.mark.parametrize("names", [[""], ["   "], ["acme", ""]],
+                         ids=["empty", "blank", "a-blank-among-names"])
+def test_token_create_refuses_an_empty_namespace_instead_of_scoping_to_every_one(db_dsn, names):
+    """`--namespace "$NS"` with NS unset minted a token on every namespace, reported as
+    scoped. Omitting --namespace stays the (documented) way to an unscoped token."""
+    args = [a for n in names for a in ("--namespace", n)]
+    result = cli(db_dsn, "token", "create", "--surface", "cursor", *args, "--json")
+    assert result.returncode == 2
+    assert json.loads(result.stdout)["error"]["code"] == "INVALID_INPUT"
+    assert "--namespace" in result.stderr
+    with psycopg.connect(db_dsn) as conn:
+        assert conn.execute("SELECT count(*) FROM api_tokens WHERE kind = 'scoped'"
+                            ).fetchone() == (0,)
+
+
 def test_token_list_shows_active_tokens_without_secrets(db_dsn):
     created = ok_json(cli(db_dsn, "token", "create", "--surface", "web", "--json"))
     listed = ok_json(cli(db_dsn, "token", "list", "--json"))

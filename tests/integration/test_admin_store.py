@@ -14,7 +14,7 @@ import pytest
 
 from memhub.errors import Conflict, InvalidInput, NotFound
 from memhub.storage.admin import Actor
-from memhub.storage.postgres.admin import LOGIN_FREE_FAILURES, lock_seconds
+from memhub.storage.postgres.admin import LOGIN_FREE_FAILURES, LOGIN_LOCKS, lock_seconds
 from memhub.storage.postgres.backend import PostgresBackend
 from tests.conftest import make_settings
 
@@ -100,11 +100,29 @@ async def test_a_created_scoped_token_carries_its_namespaces_and_read_only(backe
         {"surface": "cursor", "namespaces": ["UPPER"]},
         {"surface": "cursor", "namespaces": [f"ns{i}" for i in range(65)]},
         {"surface": "cursor", "namespaces": None, "label": "x" * 101},
+        {"surface": "cursor", "namespaces": []},
+        {"surface": "cursor", "namespaces": [""]},
+        {"surface": "cursor", "namespaces": ["  "]},
+        {"surface": "cursor", "namespaces": ["acme", ""]},
     ],
+    ids=["bad-surface", "bad-namespace", "too-many-namespaces", "long-label",
+         "empty-namespace-list", "blank-namespace", "whitespace-namespace",
+         "a-blank-among-names"],
 )
-async def test_token_creation_refuses_bad_input(backend, kwargs):
+async def test_token_creation_refuses_bad_input(backend, db_conn, kwargs):
+    """An empty or blank namespace list is refused, never read as "every namespace" (None
+    is the one way to an unscoped token): reading it as every namespace would mint an unscoped
+    token."""
     with pytest.raises(InvalidInput):
         await backend.create_token(ACTOR, read_only=False, **kwargs)
+    assert db_conn.execute("SELECT count(*) FROM api_tokens WHERE kind = 'scoped'"
+                           ).fetchone() == (0,)
+
+
+async def test_only_an_explicit_none_creates_a_token_on_every_namespace(backend):
+    row = await backend.create_token(ACTOR, surface="cursor", namespaces=None, read_only=False)
+    assert row["namespaces"] is None
+    assert (await backend.authenticate(row["token"])).namespaces is None
 
 
 async def test_revoking_refuses_unknown_and_already_revoked_tokens(backend):
@@ -134,27 +152,74 @@ async def test_every_token_change_is_audited_without_the_token(backend, db_conn)
         assert token not in everything and token[len(created["prefix"]):] not in everything
 
 
-async def test_failed_logins_lock_a_client_out_exponentially_and_a_success_clears(backend):
+def lapse_lock(db_conn, source):
+    db_conn.execute("UPDATE admin_login_failures SET locked_until = now() - interval '1 s'"
+                    " WHERE source = %s", [source])
+
+
+async def test_failed_logins_lock_a_client_out_exponentially_and_a_success_clears(backend,
+                                                                                  db_conn):
     source = "198.51.100.9"
-    locks = [await backend.record_login_failure(source) for _ in range(LOGIN_FREE_FAILURES + 2)]
+    locks = []
+    for _ in range(LOGIN_FREE_FAILURES + 2):
+        attempt = await backend.reserve_login_attempt(source)
+        assert attempt.retry_after == 0
+        locks.append(attempt.lock_seconds)
+        if attempt.lock_seconds:
+            assert (await backend.reserve_login_attempt(source)).retry_after > 0  # locked
+            lapse_lock(db_conn, source)
     assert locks[: LOGIN_FREE_FAILURES - 1] == [0] * (LOGIN_FREE_FAILURES - 1)
     assert locks[LOGIN_FREE_FAILURES - 1 :] == [lock_seconds(n) for n in range(3, 6)]
     assert locks[-1] > locks[-2] > locks[-3] > 0
-    assert await backend.login_retry_after(source) > 0
-    assert await backend.login_retry_after("198.51.100.10") == 0
+    assert (await backend.reserve_login_attempt("198.51.100.10")).retry_after == 0
     await backend.clear_login_failures(source)
-    assert await backend.login_retry_after(source) == 0
+    assert (await backend.reserve_login_attempt(source)).retry_after == 0
 
 
 def test_the_lock_is_capped():
     assert lock_seconds(1000) == lock_seconds(500) <= 15 * 60
+    assert LOGIN_LOCKS[-1] == lock_seconds(1000)  # the SQL repeats the table's last entry
+
+
+async def test_the_lock_table_stays_capped_far_beyond_its_length(backend, db_conn):
+    source = "198.51.100.11"
+    db_conn.execute("INSERT INTO admin_login_failures (source, failures) VALUES (%s, 500)",
+                    [source])
+    assert (await backend.reserve_login_attempt(source)).lock_seconds == lock_seconds(501)
+
+
+async def test_simultaneous_attempts_from_one_address_get_at_most_the_free_ones(backend):
+    """Checking the lock, then counting the failure after the password check, let 5-11 of
+    12 simultaneous guesses be evaluated; reserving atomically first lets exactly 3 through."""
+    attempts = await asyncio.gather(
+        *(backend.reserve_login_attempt("203.0.113.77") for _ in range(12)))
+    allowed = [a for a in attempts if a.retry_after == 0]
+    assert len(allowed) == LOGIN_FREE_FAILURES
+    assert sorted(a.lock_seconds for a in allowed)[-1] == lock_seconds(LOGIN_FREE_FAILURES)
 
 
 async def test_login_backoff_is_shared_by_every_process(db_dsn, tmp_path):
     async with backend_on(db_dsn, tmp_path) as one, backend_on(db_dsn, tmp_path) as two:
         for _ in range(LOGIN_FREE_FAILURES):
-            await one.record_login_failure("203.0.113.5")
-        assert await two.login_retry_after("203.0.113.5") > 0
+            await one.reserve_login_attempt("203.0.113.5")
+        assert (await two.reserve_login_attempt("203.0.113.5")).retry_after > 0
+
+
+async def test_a_flash_is_read_once_and_only_by_its_session(backend):
+    mine, other, flash = (hashlib.sha256(x).digest() for x in (b"mine", b"other", b"flash"))
+    await backend.put_admin_flash(flash, mine, b"\x01\x02", {"row": {"id": 7}}, 60)
+    assert await backend.take_admin_flash(flash, other) is None
+    assert await backend.take_admin_flash(flash, mine) == (b"\x01\x02", {"row": {"id": 7}})
+    assert await backend.take_admin_flash(flash, mine) is None
+
+
+async def test_an_expired_flash_shows_nothing_and_is_dropped_by_the_next(backend, db_conn):
+    mine, old, new = (hashlib.sha256(x).digest() for x in (b"mine", b"old", b"new"))
+    await backend.put_admin_flash(old, mine, b"\x01", {}, 60)
+    db_conn.execute("UPDATE admin_flash SET expires_at = now() - interval '1 s'")
+    assert await backend.take_admin_flash(old, mine) is None
+    await backend.put_admin_flash(new, mine, b"\x02", {}, 60)
+    assert db_conn.execute("SELECT count(*) FROM admin_flash").fetchone() == (1,)
 
 
 async def test_the_cookie_secret_is_generated_once_and_shared(db_dsn, tmp_path):
@@ -180,6 +245,7 @@ def _as_app(db_dsn, statement, params=()):
         "UPDATE admin_secrets SET value = '\\x00'",
         "DELETE FROM admin_secrets",
         "DELETE FROM api_tokens",
+        "UPDATE admin_flash SET pad = '\\x00'",
     ],
 )
 async def test_the_app_role_cannot_rewrite_the_audit_secrets_or_delete_tokens(

@@ -42,3 +42,12 @@ def fresh_token(html: str, card: str) -> str:
     match = re.search(rf'id="fresh-token-{re.escape(card)}">([^<]+)<', html)
     assert match, f"no fresh token shown for {card}"
     return match.group(1).strip()
+
+
+def act(client: httpx.Client, path: str, data: dict, headers=None) -> httpx.Response:
+    """POST a dashboard action (rotate, create), which answers with a 303 to /admin
+    (POST-redirect-GET), and return the page that redirect shows."""
+    response = client.post(path, data=data, headers=headers)
+    assert response.status_code == 303, response.text
+    assert response.headers["location"] == "/admin"
+    return client.get("/admin")

@@ -46,20 +46,27 @@ SELECT greatest(0, ceil(extract(epoch FROM locked_until - now())))::int AS retry
   FROM admin_login_failures
  WHERE source = %(source)s AND locked_until > now();
 
--- name: record_login_failure
--- A quiet hour forgives earlier failures; past the threshold each failure doubles the lock.
-INSERT INTO admin_login_failures AS f (source, failures, last_at)
-VALUES (%(source)s, 1, now())
+-- name: reserve_login_attempt
+-- Counts the attempt BEFORE its password is checked (a success deletes the row), under the
+-- row's lock, and the attempt that reaches the threshold sets the lock in the same statement:
+-- concurrent guesses from one address queue here, and once the lock is set none of them gets
+-- a row back. So at most the free attempts are ever evaluated before the lock, however many
+-- arrive at once. A quiet hour forgives earlier failures. The `locks` array holds the lock
+-- earned by the n-th failure at index n (its last entry is the cap).
+INSERT INTO admin_login_failures AS f (source, failures, last_at, locked_until)
+VALUES (%(source)s, 1, now(),
+        CASE WHEN (%(locks)s::int[])[1] > 0
+             THEN now() + make_interval(secs => (%(locks)s::int[])[1]) END)
 ON CONFLICT (source) DO UPDATE
-   SET failures = CASE WHEN f.last_at < now() - make_interval(secs => %(forgive_seconds)s)
-                       THEN 1 ELSE f.failures + 1 END,
-       last_at = now()
-RETURNING failures;
-
--- name: lock_login_source
-UPDATE admin_login_failures
-   SET locked_until = now() + make_interval(secs => %(seconds)s)
- WHERE source = %(source)s;
+   SET (failures, last_at, locked_until) = (
+         SELECT next.n, now(),
+                CASE WHEN earned.s > 0 THEN now() + make_interval(secs => earned.s) END
+           FROM (SELECT CASE WHEN f.last_at < now() - make_interval(secs => %(forgive_seconds)s)
+                             THEN 1 ELSE f.failures + 1 END AS n) AS next,
+                LATERAL (SELECT (%(locks)s::int[])[least(next.n, cardinality(%(locks)s::int[]))]
+                                AS s) AS earned)
+ WHERE f.locked_until IS NULL OR f.locked_until <= now()
+RETURNING (%(locks)s::int[])[least(failures, cardinality(%(locks)s::int[]))] AS lock_seconds;
 
 -- name: clear_login_failures
 DELETE FROM admin_login_failures WHERE source = %(source)s;
@@ -104,3 +111,16 @@ ON CONFLICT (sid_hash) DO NOTHING;
 
 -- name: session_ended
 SELECT EXISTS (SELECT 1 FROM admin_ended_sessions WHERE sid_hash = %(sid_hash)s) AS ended;
+
+-- name: put_flash
+-- Expired flashes nobody read are dropped on the way.
+WITH gone AS (DELETE FROM admin_flash WHERE expires_at < now())
+INSERT INTO admin_flash (id_hash, sid_hash, pad, detail, expires_at)
+VALUES (%(id_hash)s, %(sid_hash)s, %(pad)s, %(detail)s,
+        now() + make_interval(secs => %(ttl_seconds)s));
+
+-- name: take_flash
+-- Read once: the row is gone as it is read.
+DELETE FROM admin_flash
+ WHERE id_hash = %(id_hash)s AND sid_hash = %(sid_hash)s AND expires_at > now()
+RETURNING pad, detail;
