@@ -15,6 +15,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from importlib import metadata
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
@@ -25,11 +26,13 @@ from .embedding.embedder import SHUTDOWN_LOAD_WAIT, Embedder
 from .errors import MemhubError
 from .gateway import artifact_route
 from .gateway.access_log import AccessLog
-from .gateway.body_limit import BodyLimit, mcp_body_limit
+from .gateway.body_limit import BodyLimit, mcp_body_limit, raise_mcp_transport_limit
+from .gateway.host_check import HostCheck
 from .gateway.hosts import allowed_hosts
-from .gateway.mcp_request import NormaliseMcpRequest
+from .gateway.mcp_request import JsonRpcPrecheck, NormaliseMcpRequest
 from .gateway.query_prefetch import QueryPrefetch
-from .gateway.token_gate import TokenGate
+from .gateway.rate_limit import FailedLookupLimiter
+from .gateway.token_gate import TokenGate, token_shape_check
 from .logs import configure_logging
 from .runtime import Runtime, run_until_shutdown
 from .storage import expiry
@@ -107,6 +110,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 stack, lexicon.refresh_forever(backend, settings.lexicon_refresh_seconds),
                 "memhub-lexicon-refresh")
             await stack.enter_async_context(mcp_app.lifespan(app))
+            raise_mcp_transport_limit(mcp_app, mcp_body_limit(settings.artifact_max_bytes))
             logger.info("memhub ready", extra={"host": settings.host, "port": settings.port})
             yield
             rt.backend = None
@@ -135,13 +139,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     artifact_route.install(app, rt)
     app.mount("/", mcp_app)
     # Middleware added last runs first: AccessLog sees every request, the gate runs before the
-    # body limit (an unauthenticated oversized request is a 401, not a 413), and the query
-    # prefetch reads only an authenticated request within the limit.
+    # body limit (an unauthenticated oversized request is a 401, not a 413), and the JSON-RPC
+    # pre-check and the query prefetch read only an authenticated request within the limit.
     if settings.query_prefetch:
         app.add_middleware(QueryPrefetch, embedder=lambda: rt.embedder)
+    app.add_middleware(JsonRpcPrecheck)
     app.add_middleware(BodyLimit, max_bytes=mcp_body_limit(settings.artifact_max_bytes))
-    app.add_middleware(TokenGate, authenticate=_authenticator(rt), prefixes=("/mcp", "/artifact"))
+    web_token = settings.mcp_auth_token.get_secret_value() if settings.mcp_auth_token else None
+    app.add_middleware(TokenGate, authenticate=_authenticator(rt), prefixes=("/mcp", "/artifact"),
+                       plausible=token_shape_check(web_token),
+                       limiter=FailedLookupLimiter(settings.auth_failure_limit,
+                                                   settings.auth_failure_window_seconds))
     app.add_middleware(NormaliseMcpRequest)
+    # Every route but /healthz refuses a Host this server does not answer to (DNS rebinding),
+    # before a token is looked at or a dashboard page is built from that Host.
+    app.add_middleware(HostCheck, allowed=allowed_hosts(settings))
     app.add_middleware(AccessLog)
     return app
 
@@ -191,6 +203,15 @@ async def _start_embeddings(rt: Runtime, backend: PostgresBackend, stack: AsyncE
     stack.push_async_callback(worker.stop)
 
 
+def proxy_options(settings: Settings) -> dict[str, Any]:
+    """uvicorn's handling of X-Forwarded-For / X-Forwarded-Proto: believed only from the
+    proxies named in MEMHUB_TRUSTED_PROXIES. uvicorn's own default believes any local process
+    (127.0.0.1), which could then claim a new address for every /admin password guess."""
+    if not settings.trusted_proxies:
+        return {"proxy_headers": False}
+    return {"proxy_headers": True, "forwarded_allow_ips": list(settings.trusted_proxies)}
+
+
 def main() -> None:
     import uvicorn
 
@@ -207,6 +228,7 @@ def main() -> None:
         log_config=None,
         access_log=False,
         lifespan="on",
+        **proxy_options(settings),
     )
 
 

@@ -7,12 +7,13 @@ documented in README.md, and `tests/unit/test_settings_documented.py` fails when
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 SURFACES = ("web", "desktop-cli", "cursor")
@@ -50,11 +51,21 @@ class Settings(BaseSettings):
     public_url: str | None = None
     allowed_hosts: list[str] = Field(default_factory=list)
     allowed_origins: list[str] = Field(default_factory=list)
+    # Reverse proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (IP addresses or
+    # networks, "*" for any peer): only these may tell memhub the client's address (the
+    # /admin login backoff and the audit) and scheme (the cookie's Secure flag). Empty: no
+    # peer is believed, loopback included, since any local process can send the headers.
+    trusted_proxies: list[str] = Field(default_factory=list)
     pool_min_size: int = Field(default=2, ge=1)
     pool_max_size: int = Field(default=20, ge=1)
     db_connect_timeout: float = Field(default=5.0, gt=0)
     statement_timeout_ms: int = Field(default=15000, ge=100)
     session_secret: SecretStr | None = None
+    # Refused tokens per client address: this many in a burst, refilled evenly over the window;
+    # past that the address is answered 429 RATE_LIMITED without a lookup, except for a token
+    # that authenticated recently (gateway/rate_limit.py).
+    auth_failure_limit: int = Field(default=30, ge=1)
+    auth_failure_window_seconds: float = Field(default=60.0, gt=0)
 
     # --- memory and retrieval ---------------------------------------------------------------
     max_content_chars: int = Field(default=20000, ge=100)
@@ -64,12 +75,12 @@ class Settings(BaseSettings):
     # Queries (on every search's critical path) are embedded by an 8-bit copy of the model,
     # made once into model_cache_dir (embedding/quantized_model.py): int8-block ranks as the
     # shipped model does; int8-token is faster on CPUs without VNNI, nearly as close; int8 is
-    # faster still at a small cost in ranking quality (docs/perf.md). Memories are always
+    # faster still at a small cost in ranking quality (docs/performance.md). Memories are always
     # embedded by the model as shipped.
     query_quantize: Literal["int8-block", "int8-token", "int8", "none"] = "int8-block"
     model_cache_dir: Path = Field(default_factory=_default_model_cache_dir)
     # Start embedding a search's query as soon as its authenticated request is read, while
-    # the MCP layers parse it (gateway/query_prefetch.py; docs/perf.md).
+    # the MCP layers parse it (gateway/query_prefetch.py; docs/performance.md).
     query_prefetch: bool = True
     embed_batch_size: int = Field(default=32, ge=1)
     # ONNX threads for the model; by default half the cores, so embedding never starves the
@@ -97,6 +108,16 @@ class Settings(BaseSettings):
 
     # --- admin ------------------------------------------------------------------------------
     admin_session_ttl_seconds: int = Field(default=8 * 3600, ge=60)
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxy_addresses(cls, value: list[str]) -> list[str]:
+        # uvicorn would take a mistyped entry for a Unix socket name and silently trust no one.
+        out = [entry.strip() for entry in value]
+        for entry in out:
+            if entry != "*":
+                ipaddress.ip_network(entry, strict=False)  # ValueError names the bad entry
+        return out
 
     def embedded(self) -> bool:
         """True when memhub must start its own PostgreSQL (no DATABASE_URL)."""

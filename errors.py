@@ -98,3 +98,12 @@ class Unavailable(MemhubError):
 class Internal(MemhubError):
     code = "INTERNAL"
     http_status = 500
+
+
+class RateLimited(MemhubError):
+    code = "RATE_LIMITED"
+    http_status = 429
+    remedy = (
+        "Too many requests with invalid tokens came from this address: wait the seconds in the "
+        "Retry-After header (and details.retry_after_seconds), then retry with a valid token."
+    )

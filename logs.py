@@ -11,19 +11,39 @@ import logging
 import re
 import sys
 from datetime import UTC, datetime
+from urllib.parse import unquote_plus
 
 from .errors import MemhubError
 
+# Query parameters whose value is a secret, by name as a server decodes it (so `%74oken`,
+# `TOKEN` and `to%6Ben+` are all `token`).
+_SECRET_PARAMS = frozenset({"token", "access_token"})
+_QUERY_PARAM = re.compile(r"(?<=[?&;])([^=&;\s\"'#]+)=([^&;\s\"'#]*)")
+# No word boundary: in `token%3Dmh_...` the token follows a letter.
+_MH_TOKEN = re.compile(r"mh(?:_|%5f)[A-Za-z0-9_%-]{8,}", re.IGNORECASE)
 _SECRET_PATTERNS = [
-    (re.compile(r"([?&]token=)[^&\s\"']+", re.IGNORECASE), r"\1[REDACTED]"),
-    (re.compile(r"(Bearer\s+)[A-Za-z0-9._~+/=-]+", re.IGNORECASE), r"\1[REDACTED]"),
-    (re.compile(r"\bmh_[A-Za-z0-9_-]{8,}"), "mh_[REDACTED]"),
+    (re.compile(r"(Bearer\s+)[A-Za-z0-9._~+/=%-]+", re.IGNORECASE), r"\1[REDACTED]"),
+    (_MH_TOKEN, "mh_[REDACTED]"),
 ]
+
+# fastmcp's record of a call refused by the tool's input schema (fastmcp/server/server.py).
+_INVALID_ARGUMENTS = "Invalid arguments for tool"
 
 _STD_ATTRS = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
 
 
+def _mask_param(match: re.Match[str]) -> str:
+    name, value = match.group(1), match.group(2)
+    if (unquote_plus(name).strip().lower() in _SECRET_PARAMS
+            or _MH_TOKEN.search(unquote_plus(value))):
+        return f"{name}=[REDACTED]"
+    return match.group(0)
+
+
 def redact(text: str) -> str:
+    """`text` with secrets masked: the value of a query parameter that decodes to a secret's
+    name or whose decoded value holds a memhub token, a Bearer credential, any `mh_` token."""
+    text = _QUERY_PARAM.sub(_mask_param, text)
     for pattern, repl in _SECRET_PATTERNS:
         text = pattern.sub(repl, text)
     return text
@@ -58,15 +78,22 @@ class JsonFormatter(logging.Formatter):
 
 
 class CallerErrorFilter(logging.Filter):
-    """Drops fastmcp's "Error calling tool" record (with its traceback, at ERROR) when the
-    tool raised a MemhubError: that is an answer to the caller (NOT_FOUND, CONFLICT,
-    FORBIDDEN...), returned with its code by tools/errors.ErrorMapping, which also logs the
-    INTERNAL ones itself. Any other exception is a fault of ours and its record stays. On the
-    handler: a logger's filters do not apply to records of its child loggers."""
+    """A caller's mistake is answered, not logged as an operational event:
+    - fastmcp's "Error calling tool" record (with its traceback, at ERROR) is dropped when the
+      tool raised a MemhubError: that is an answer to the caller (NOT_FOUND, CONFLICT,
+      FORBIDDEN...), returned with its code by tools/error_mapping.ErrorMapping, which also
+      logs the INTERNAL ones itself. Any other exception is a fault of ours and its record
+      stays.
+    - fastmcp's "Invalid arguments for tool" WARNING (arguments that do not match the tool's
+      schema, answered INVALID_INPUT) becomes a DEBUG record, kept only when DEBUG is on.
+    On the handler: a logger's filters do not apply to records of its child loggers."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not record.name.startswith("fastmcp"):
             return True
+        if isinstance(record.msg, str) and record.msg.startswith(_INVALID_ARGUMENTS):
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+            return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
         error = record.exc_info[1] if record.exc_info else None
         return not isinstance(error, MemhubError)
 

@@ -4,12 +4,19 @@ The largest legitimate request is an artifact_put of `artifact_max_bytes` bytes:
 makes that 4/3 as large, and the JSON-RPC envelope adds a little. Anything over that bound
 is answered 413 with memhub's JSON error, from the Content-Length header when there is one
 (nothing is read), or as soon as a chunked body has streamed past the bound.
+
+The MCP SDK has a request limit of its own (4 MiB unless told otherwise) that answers a bare
+text 413; `raise_mcp_transport_limit` gives it this same bound, so this is the one that
+refuses and the documented artifact cap holds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Any
+
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import RequestBodyLimitMiddleware
 
 from ..errors import TooLarge
 from .token_gate import send_error
@@ -21,6 +28,28 @@ Scope = dict[str, Any]
 
 def mcp_body_limit(artifact_max_bytes: int) -> int:
     return (artifact_max_bytes + 2) // 3 * 4 + ENVELOPE_BYTES
+
+
+def raise_mcp_transport_limit(mcp_app: Any, max_bytes: int) -> None:
+    """Set the MCP SDK's request-body limit for `mcp_app` (fastmcp's http_app) to `max_bytes`.
+
+    The SDK takes the limit as `StreamableHTTPSessionManager(max_request_body_size=...)`, but
+    fastmcp builds that session manager in its lifespan without passing it, so it is set here,
+    once that lifespan has run, on the manager and on the limiter it built (both public
+    attributes). When they are not found (another SDK or fastmcp layout), memhub refuses to
+    start rather than serve with the SDK's 4 MiB limit again.
+    """
+    for route in getattr(mcp_app, "routes", ()):
+        manager = getattr(getattr(route, "app", None), "session_manager", None)
+        limiter = getattr(manager, "asgi_app", None)
+        if (isinstance(manager, StreamableHTTPSessionManager)
+                and isinstance(limiter, RequestBodyLimitMiddleware)):
+            manager.max_request_body_size = max_bytes
+            limiter.max_body_size = max_bytes
+            return
+    raise RuntimeError("the MCP SDK's request-body limit was not found on the /mcp app, so "
+                       "MEMHUB_ARTIFACT_MAX_BYTES cannot be honoured; check the installed "
+                       "mcp and fastmcp versions against constraints.txt")
 
 
 class BodyLimit:

@@ -13,15 +13,30 @@
   deployment behind a proxy whose public name memhub was not told, so the refusal becomes
   memhub's JSON error (code FORBIDDEN, the same status) naming the setting that allows it, and
   the operator's log says so once per refused name.
+
+`JsonRpcPrecheck`, inside the token gate and the body limit, answers two requests that the MCP
+layer answers badly:
+- a POST whose Content-Type is not JSON: the SDK answers a bare text 400. It gets memhub's JSON
+  error (code INVALID_INPUT, HTTP 415), the shape of the gateway's other refusals of /mcp (401
+  UNAUTHORIZED, 413 TOO_LARGE, 403 FORBIDDEN): no JSON-RPC message has been read yet.
+- a request whose `id` is null, a fraction, a boolean, an object or an array: the SDK takes it
+  for a notification (which has no id), answers 202 with no body, and the client waits forever
+  for its answer. MCP requires a string or integer id; JSON-RPC 2.0 answers an invalid request
+  with -32600 and id null, which it gets, with HTTP 400, as the SDK answers a message it cannot
+  parse (a JSON-RPC error object: the body was read as JSON-RPC).
+A body over PEEK_BYTES (an artifact upload) is handed on unparsed; anything else unexpected (not
+JSON, a batch) is left to the MCP layer, whose answers are JSON-RPC errors.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..errors import Forbidden
+from ..errors import Forbidden, InvalidInput
+from .body_limit import replaying
 from .token_gate import send_error
 
 logger = logging.getLogger(__name__)
@@ -30,6 +45,10 @@ Scope = dict[str, Any]
 _OWS = b" \t"
 _GUARD_STATUSES = (421, 403)
 _LOGGED_LIMIT = 32  # refused names logged once each, at most this many per process
+# Every request but an artifact upload is well under this (a memory's 20,000 characters, each
+# escaped as \uXXXX at worst, and the envelope).
+PEEK_BYTES = 256 * 1024
+INVALID_REQUEST = -32600
 
 
 class NormaliseMcpRequest:
@@ -97,3 +116,67 @@ def _is_guard_refusal(message: dict[str, Any]) -> bool:
         if name.lower() == b"content-type":
             return value.startswith(b"text/plain")
     return True
+
+
+class JsonRpcPrecheck:
+    def __init__(self, app: Callable[..., Awaitable[None]], path: str = "/mcp") -> None:
+        self.app = app
+        self.path = path
+
+    async def __call__(self, scope: Scope, receive: Callable, send: Callable) -> None:
+        if (scope["type"] != "http" or scope.get("method") != "POST"
+                or scope.get("path") != self.path):
+            await self.app(scope, receive, send)
+            return
+        content_type = next((value.lower() for name, value in scope.get("headers", [])
+                             if name == b"content-type"), b"")
+        # The SDK's own test, so that nothing it would accept is refused here.
+        if not content_type.startswith(b"application/json"):
+            await send_error(send, InvalidInput(
+                "a POST to /mcp must carry a JSON-RPC message as 'Content-Type: "
+                "application/json'",
+                remedy="Send the request with the header 'Content-Type: application/json'.",
+                content_type=content_type.decode("latin-1")[:100]), status=415)
+            return
+        read: list[dict[str, Any]] = []
+        size = 0
+        while size <= PEEK_BYTES:
+            message = await receive()
+            read.append(message)
+            if message["type"] != "http.request":
+                break
+            size += len(message.get("body", b""))
+            if not message.get("more_body", False):
+                if size <= PEEK_BYTES and not valid_request_id(
+                        b"".join(m.get("body", b"") for m in read)):
+                    await _invalid_request(send)
+                    return
+                break
+        await self.app(scope, replaying(read, receive), send)
+
+
+def valid_request_id(body: bytes) -> bool:
+    """False for a JSON-RPC request (a method and an id) whose id is not a string or an
+    integer; True for anything else, which the MCP layer answers itself."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return True
+    if not isinstance(message, dict) or "method" not in message or "id" not in message:
+        return True
+    request_id = message["id"]
+    return isinstance(request_id, str) or (isinstance(request_id, int)
+                                           and not isinstance(request_id, bool))
+
+
+async def _invalid_request(send: Callable) -> None:
+    error = InvalidInput("a request's id must be a string or an integer (MCP: not null)",
+                         remedy="Give the request a string or integer id, unique in the "
+                                "session; a notification has no id at all.", field="id")
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
+        "code": INVALID_REQUEST, "message": "Invalid Request: " + error.message,
+        "data": error.to_payload()}}).encode()
+    await send({"type": "http.response.start", "status": 400, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+        (b"cache-control", b"no-store")]})
+    await send({"type": "http.response.body", "body": body})

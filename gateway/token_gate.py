@@ -4,18 +4,31 @@ Accepts `Authorization: Bearer <token>` or `?token=<token>` (the claude.ai web c
 send headers). The resolved `Principal` is put in the request scope's state, where tools read
 it; it is never taken from a tool argument. The `token` query parameter is removed from the
 scope before the request goes further, so nothing downstream can log it.
+
+The query parameter counts only under its plain name `token`: a name that merely decodes to it
+(`%74oken`, `t%6Fken`) is just another parameter, so there is one spelling to strip here and
+to mask in the log (which masks the other spellings too: logs.redact_query).
+
+Refusing a token is made cheap: a string that cannot be a token (memhub issues `mh_` and
+URL-safe characters; only MCP_AUTH_TOKEN may be any string) is refused without a database
+lookup, and an address that keeps sending refused tokens is answered 429 before any lookup
+(gateway/rate_limit.py).
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
+import math
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import unquote_plus
 
-from ..errors import MemhubError, Unauthorized
+from ..errors import MemhubError, RateLimited, Unauthorized
 from ..storage.principal import Principal
+from .rate_limit import FailedLookupLimiter
 
 logger = logging.getLogger(__name__)
 
@@ -24,22 +37,44 @@ ASGIApp = Callable[[Scope, Callable, Callable], Awaitable[None]]
 Authenticator = Callable[[str], Awaitable[Principal | None]]
 
 
+# What memhub issues (storage/postgres/tokens.py new_token: "mh_" + token_urlsafe), with room
+# for longer ones; the storage refuses anything over 200 characters anyway.
+_ISSUED_SHAPE = re.compile(r"mh_[A-Za-z0-9_-]{8,197}")
+
+
 def extract_token(scope: Scope) -> tuple[str | None, bytes]:
-    """(token, query string without the token) from an ASGI HTTP scope."""
+    """(token, query string without the `token` parameter) from an ASGI HTTP scope. The
+    Authorization header wins over the query; the first `token=` wins over later ones."""
     token = None
     for name, value in scope.get("headers", []):
         if name == b"authorization":
             scheme, _, credentials = value.decode("latin-1").partition(" ")
             if scheme.lower() == "bearer" and credentials.strip():
                 token = credentials.strip()
-    pairs = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
     kept = []
-    for key, value in pairs:
-        if key == "token":
-            token = token or value
-        else:
-            kept.append((key, value))
-    return token, urlencode(kept).encode("latin-1")
+    for pair in scope.get("query_string", b"").split(b"&"):
+        name, equals, value = pair.partition(b"=")
+        if name == b"token" and equals:
+            if token is None:
+                token = unquote_plus(value.decode("latin-1"), errors="replace")
+        elif pair:
+            kept.append(pair)
+    return token or None, b"&".join(kept)
+
+
+def token_shape_check(configured: str | None) -> Callable[[str], bool]:
+    """A check of whether a string may be a token, to refuse one that cannot be without a
+    database lookup: memhub's own tokens have one shape; `configured` (MCP_AUTH_TOKEN, which
+    becomes the web token) may be any string."""
+    expected = configured.encode("utf-8") if configured else None
+
+    def plausible(token: str) -> bool:
+        if _ISSUED_SHAPE.fullmatch(token):
+            return True
+        return expected is not None and hmac.compare_digest(
+            token.encode("utf-8", "replace"), expected)
+
+    return plausible
 
 
 async def send_error(send: Callable, error: MemhubError, extra_headers=(),
@@ -59,10 +94,14 @@ async def send_error(send: Callable, error: MemhubError, extra_headers=(),
 
 
 class TokenGate:
-    def __init__(self, app: ASGIApp, authenticate: Authenticator, prefixes: tuple[str, ...]):
+    def __init__(self, app: ASGIApp, authenticate: Authenticator, prefixes: tuple[str, ...],
+                 plausible: Callable[[str], bool] | None = None,
+                 limiter: FailedLookupLimiter | None = None):
         self.app = app
         self.authenticate = authenticate
         self.prefixes = prefixes
+        self.plausible = plausible or (lambda token: True)
+        self.limiter = limiter
 
     def _guarded(self, path: str) -> bool:
         return any(path == p or path.startswith(p + "/") for p in self.prefixes)
@@ -73,12 +112,34 @@ class TokenGate:
             return
         token, query = extract_token(scope)
         scope = dict(scope, query_string=query)
+        address = (scope.get("client") or ("",))[0] or ""
+        limiter = self.limiter
+        spent = False
+        if token and limiter is not None and not limiter.known(token):
+            wait = limiter.retry_after(address)
+            if wait > 0:
+                seconds = max(1, math.ceil(wait))
+                await send_error(
+                    send,
+                    RateLimited("too many refused tokens from this address",
+                                retry_after_seconds=seconds),
+                    [(b"retry-after", str(seconds).encode())],
+                )
+                return
+            spent = limiter.reserve(address)
         try:
-            principal = await self.authenticate(token) if token else None
+            principal = (await self.authenticate(token)
+                         if token and self.plausible(token) else None)
         except MemhubError as err:
+            if spent:
+                limiter.refund(address)  # the database failed, not the token
             await send_error(send, err)
             return
         if principal is None:
+            if token and limiter is not None:
+                if not spent:
+                    limiter.spend(address)
+                limiter.forget(token)
             reason = "missing token" if not token else "invalid or revoked token"
             header = f'Bearer realm="memhub", error="invalid_token", error_description="{reason}"'
             await send_error(
@@ -87,6 +148,10 @@ class TokenGate:
                 [(b"www-authenticate", header.encode())],
             )
             return
+        if limiter is not None:
+            if spent:
+                limiter.refund(address)
+            limiter.accepted(token)
         state = dict(scope.get("state") or {})
         state["principal"] = principal
         scope["state"] = state

@@ -61,5 +61,7 @@ async def test_callers_errors_are_answered_not_logged_as_errors_and_the_log_stay
     # loguru, now as a JSON record like the rest. The tools' refusals are no errors of ours.
     ours = [r for r in records if not r["logger"].startswith("fastembed")]
     assert [r for r in ours if r["level"] in ("ERROR", "CRITICAL") or "exc" in r] == []
-    # fastmcp's own records (the schema refusal of `limit`) arrive as JSON through our handler
-    assert any(r["logger"].startswith("fastmcp") for r in records)
+    # fastmcp's record of the schema refusal of `limit` is DEBUG, not shown at INFO (its JSON
+    # form at DEBUG: tests/e2e/test_gateway_attacks.py)
+    assert [r for r in records if r["logger"].startswith("fastmcp")
+            and r["level"] not in ("DEBUG", "INFO")] == []

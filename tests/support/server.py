@@ -18,7 +18,7 @@ import uvicorn
 from fastmcp import Client
 from fastmcp.client.transports import StreamableHttpTransport
 
-from memhub.app import create_app
+from memhub.app import create_app, proxy_options
 from memhub.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,8 +70,11 @@ def thread_server(settings: Settings):
     """Serve create_app(settings) with uvicorn in a background thread."""
     port = free_port()
     app = create_app(settings)
+    # The proxy options memhub's own `main` passes: forwarded headers are believed exactly as
+    # in production (from MEMHUB_TRUSTED_PROXIES only), never by uvicorn's loopback default.
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_config=None, access_log=False, lifespan="on"
+        app, host="127.0.0.1", port=port, log_config=None, access_log=False, lifespan="on",
+        **proxy_options(settings),
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
