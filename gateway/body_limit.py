@@ -111,3 +111,22 @@ def replaying(read: list[dict[str, Any]], receive: Callable) -> Callable:
         return await receive()
 
     return replay
+
+
+async def peek_body(receive: Callable, limit: int) -> tuple[list[dict[str, Any]], bytes | None]:
+    """Read the request's body messages while they add up to at most `limit` bytes: (the
+    messages read, to hand on with `replaying`; the whole body, or None when it is larger, or
+    the client went away first)."""
+    read: list[dict[str, Any]] = []
+    size = 0
+    while size <= limit:
+        message = await receive()
+        read.append(message)
+        if message["type"] != "http.request":
+            return read, None
+        size += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            if size > limit:
+                return read, None
+            return read, b"".join(m.get("body", b"") for m in read)
+    return read, None

@@ -36,7 +36,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..errors import Forbidden, InvalidInput
-from .body_limit import replaying
+from .body_limit import peek_body, replaying
 from .token_gate import send_error
 
 logger = logging.getLogger(__name__)
@@ -138,20 +138,10 @@ class JsonRpcPrecheck:
                 remedy="Send the request with the header 'Content-Type: application/json'.",
                 content_type=content_type.decode("latin-1")[:100]), status=415)
             return
-        read: list[dict[str, Any]] = []
-        size = 0
-        while size <= PEEK_BYTES:
-            message = await receive()
-            read.append(message)
-            if message["type"] != "http.request":
-                break
-            size += len(message.get("body", b""))
-            if not message.get("more_body", False):
-                if size <= PEEK_BYTES and not valid_request_id(
-                        b"".join(m.get("body", b"") for m in read)):
-                    await _invalid_request(send)
-                    return
-                break
+        read, body = await peek_body(receive, PEEK_BYTES)
+        if body is not None and not valid_request_id(body):
+            await _invalid_request(send)
+            return
         await self.app(scope, replaying(read, receive), send)
 
 

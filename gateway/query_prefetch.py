@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import MemhubError
 from ..storage.search import check_query
-from .body_limit import replaying
+from .body_limit import peek_body, replaying
 
 Scope = dict[str, Any]
 # A search's JSON-RPC body is well under this (a 1000-char query, its filters, the envelope).
@@ -44,19 +44,9 @@ class QueryPrefetch:
                 or (scope.get("state") or {}).get("principal") is None):
             await self.app(scope, receive, send)
             return
-        read: list[dict[str, Any]] = []
-        size = 0
-        while size <= PEEK_BYTES:
-            message = await receive()
-            read.append(message)
-            if message["type"] != "http.request":
-                break
-            size += len(message.get("body", b""))
-            if not message.get("more_body", False):
-                if size <= PEEK_BYTES:
-                    self._prefetch(b"".join(m.get("body", b"") for m in read))
-                break
-
+        read, body = await peek_body(receive, PEEK_BYTES)
+        if body is not None:
+            self._prefetch(body)
         await self.app(scope, replaying(read, receive), send)
 
     def _prefetch(self, body: bytes) -> None:

@@ -4,13 +4,12 @@ surface never replay, or even learn of, each other's stored answers."""
 from __future__ import annotations
 
 import os
-import shutil
 
 import psycopg
 import pytest
 
 from memhub.errors import IdempotencyMismatch
-from memhub.storage.postgres.migrate import apply_migrations, migration_files
+from memhub.storage.postgres.migrate import apply_migrations
 from memhub.storage.principal import Principal
 from tests.support import db
 from tests.support.memories import open_backend
@@ -107,17 +106,7 @@ def test_migration_0021_gives_old_keys_to_their_surface_token_or_drops_them(admi
                                                                              tmp_path):
     """An old record goes to its surface's active surface token when that token may see the
     namespace; the others (revoked writer, namespace outside the token) are dropped."""
-    name = f"memhub_mig_0021_{id(object())}"
-    with psycopg.connect(admin_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    dsn = db.with_db(admin_dsn, name)
-    before = tmp_path / "before"
-    before.mkdir()
-    for version, _, path in migration_files():
-        if version < "0021":
-            shutil.copy(path, before / path.name)
-    try:
-        apply_migrations(dsn, before)
+    with db.migrated_before(admin_dsn, "0021", tmp_path) as dsn:
         ids = _arrange_before_0021(dsn)
         assert "0021" in apply_migrations(dsn)
         with psycopg.connect(dsn) as conn:
@@ -132,5 +121,3 @@ def test_migration_0021_gives_old_keys_to_their_surface_token_or_drops_them(admi
         assert rows == [("p", "c1", ids["cursor"]), ("q", "c2", ids["cursor"]),
                         ("p", "w1", ids["web"])]
         assert key == ["namespace", "token_id", "request_id"]
-    finally:
-        db.drop(admin_dsn, name)

@@ -1,4 +1,3 @@
-import shutil
 import threading
 
 import psycopg
@@ -71,17 +70,7 @@ def test_first_migration_creates_vector_extension_and_token_table(db_conn):
 def test_a_migration_that_rewrites_memories_leaves_them_vacuumed(admin_dsn, tmp_path):
     """0016 rewrites `memories` (a generated column added); the runner vacuums the table after
     it, so index-only scans (stats' counts) do not read the heap until autovacuum returns."""
-    name = f"memhub_mig_vacuum_{id(object())}"
-    with psycopg.connect(admin_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    dsn = db.with_db(admin_dsn, name)
-    before = tmp_path / "before"
-    before.mkdir()
-    for version, _, path in migration_files():
-        if version < "0016":
-            shutil.copy(path, before / path.name)
-    try:
-        apply_migrations(dsn, before)
+    with db.migrated_before(admin_dsn, "0016", tmp_path) as dsn:
         with psycopg.connect(dsn, autocommit=True) as conn:
             bulk_insert_memories(conn, "vacuumed", 2000)
         assert "0016" in apply_migrations(dsn)
@@ -90,5 +79,3 @@ def test_a_migration_that_rewrites_memories_leaves_them_vacuumed(admin_dsn, tmp_
                 "SELECT relallvisible, relpages FROM pg_class WHERE relname = 'memories'"
             ).fetchone()
         assert pages > 0 and visible == pages
-    finally:
-        db.drop(admin_dsn, name)

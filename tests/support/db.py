@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from memhub.storage.postgres.migrate import apply_migrations
+from memhub.storage.postgres.migrate import apply_migrations, migration_files
 from memhub.storage.postgres.tokens import hash_token, token_prefix
 
 
@@ -56,3 +60,23 @@ def insert_token(
             [surface, kind, hash_token(token), token_prefix(token), namespaces, read_only],
         )
     return token
+
+
+@contextmanager
+def migrated_before(admin_dsn: str, version: str, scratch: Path) -> Iterator[str]:
+    """A new database migrated up to, not including, `version` (to arrange rows as an older
+    memhub left them, then apply the rest); dropped on the way out."""
+    name = f"memhub_mig_{version}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    dsn = with_db(admin_dsn, name)
+    before = scratch / f"before-{version}"
+    before.mkdir()
+    for number, _, path in migration_files():
+        if number < version:
+            shutil.copy(path, before / path.name)
+    try:
+        apply_migrations(dsn, before)
+        yield dsn
+    finally:
+        drop(admin_dsn, name)
