@@ -18,6 +18,15 @@ from ..sanitize import wrap_untrusted
 from .rows import Conn, many, one
 
 
+async def purged_details(conn: Conn, params: dict[str, Any]) -> dict[str, Any]:
+    """{"purged_at": ...} for a memory id an operator purged (migration 0023), else {}."""
+    if "id" not in params:
+        return {}
+    row = await one(conn, "purge.purged_at", {"namespace": params["namespace"],
+                                              "id": str(params["id"])})
+    return {"purged_at": iso(row["purged_at"])} if row else {}
+
+
 class MemoryReads:
     """Implements the read half of `MemoryBackend`."""
 
@@ -38,7 +47,8 @@ class MemoryReads:
         async def read(conn: Conn) -> dict[str, Any]:
             row = await one(conn, name, params)
             if row is None:
-                raise NotFound(f"no such memory in namespace {namespace!r}")
+                raise NotFound(f"no such memory in namespace {namespace!r}",
+                               **await purged_details(conn, params))
             return {"memory": memory_dict(row)}
 
         return await self._run(namespace, read, retry_safe=True)
@@ -87,7 +97,8 @@ class MemoryReads:
         async def read(conn: Conn) -> dict[str, Any]:
             row = await one(conn, "memories.get_by_id", ids)
             if row is None:
-                raise NotFound(f"no memory {ids['id']} in namespace {namespace!r}")
+                raise NotFound(f"no memory {ids['id']} in namespace {namespace!r}",
+                               **await purged_details(conn, ids))
             revisions = await many(conn, "memories.revisions_of", ids)
             supersedes = await many(conn, "memories.superseded_by_this", ids)
             corroborations = await many(conn, "memories.corroborations_of", ids)

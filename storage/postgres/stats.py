@@ -8,6 +8,7 @@ import psycopg
 
 from ..principal import Principal
 from .core import ALL_NAMESPACES
+from .gc import last_run_in, run_summary
 from .lexicon import due_in
 from .queries import q
 
@@ -35,6 +36,7 @@ class StatsStore:
             queue = await queued.fetchone()
             due = [row["namespace"] for row in await due_in(conn, principal.namespaces)]
             return {"namespaces": counts, "embedding_queue": dict(queue),
-                    "lexicon": {"due": due}}
+                    "lexicon": {"due": due},
+                    "gc": run_summary(await last_run_in(conn), principal)}
 
         return await self._run(scope, read, retry_safe=True)

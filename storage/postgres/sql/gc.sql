@@ -1,0 +1,16 @@
+-- Garbage collection (migration 0024, storage/postgres/gc.py).
+
+-- name: run
+SELECT memhub_gc(%(dry_run)s,
+                 make_interval(secs => %(idempotency_ttl)s::float8),
+                 make_interval(secs => %(dead_job_ttl)s::float8),
+                 make_interval(secs => %(grace)s::float8),
+                 make_interval(secs => %(login_forgive)s::float8),
+                 %(batch)s, %(trigger)s,
+                 make_interval(secs => %(min_gap)s::float8)) AS report;
+
+-- name: last_run
+SELECT finished_at, trigger, removed, more
+  FROM gc_runs
+ ORDER BY finished_at DESC, id DESC
+ LIMIT 1;
