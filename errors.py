@@ -107,3 +107,9 @@ class RateLimited(MemhubError):
         "Too many requests with invalid tokens came from this address: wait the seconds in the "
         "Retry-After header (and details.retry_after_seconds), then retry with a valid token."
     )
+
+
+class UnsupportedFormat(MemhubError):
+    code = "UNSUPPORTED_FORMAT"
+    http_status = 400
+    remedy = "Use a memhub that reads this file's format version, or export the data again."
