@@ -11,10 +11,11 @@ import asyncio
 import contextlib
 from collections.abc import Coroutine
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import Unavailable
+from .metrics import Metrics
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -32,6 +33,8 @@ class Runtime:
     backend: StorageBackend | None = None
     embedder: Embedder | None = None
     embedding_worker: EmbeddingWorker | None = None
+    # This app's own registry (memhub/metrics.py): never the process-wide default.
+    metrics: Metrics = field(default_factory=Metrics)
 
     def storage(self) -> StorageBackend:
         """The backend; UNAVAILABLE while the process is starting or stopping."""

@@ -13,6 +13,12 @@ allowed, and the address the client connected to is always acceptable.
 `/healthz` stays open to any Host: load balancers and container probes call it by IP address
 (Kubernetes sends `Host: <pod ip>:<port>`), and it changes nothing and says only whether the
 database answers, which anyone who can reach the port may ask with a correct Host anyway.
+
+`/metrics` is open to any Host too: scrapers are pointed at an address (a static target, a
+published container port, a service IP) that is often not the name memhub answers to, and
+the check would buy nothing there. DNS rebinding lends a hostile page the victim's network
+position and ambient credentials (cookies); `/metrics` takes only an `Authorization: Bearer`
+header that such a page cannot know, and its 401 and 404 answers show nothing of the Host.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from .token_gate import send_error
 logger = logging.getLogger(__name__)
 
 Scope = dict[str, Any]
-OPEN_PATHS = ("/healthz",)
+OPEN_PATHS = ("/healthz", "/metrics")
 SETTING = "MEMHUB_PUBLIC_URL or MEMHUB_ALLOWED_HOSTS"
 _LOGGED_LIMIT = 32  # refused names logged once each, at most this many per process
 

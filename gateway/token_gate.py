@@ -96,8 +96,11 @@ async def send_error(send: Callable, error: MemhubError, extra_headers=(),
 class TokenGate:
     def __init__(self, app: ASGIApp, authenticate: Authenticator, prefixes: tuple[str, ...],
                  plausible: Callable[[str], bool] | None = None,
-                 limiter: FailedLookupLimiter | None = None):
+                 limiter: FailedLookupLimiter | None = None,
+                 on_refused: Callable[[str], None] | None = None):
+        """`on_refused(reason)` counts each refusal: "missing", "invalid" or "rate_limited"."""
         self.app = app
+        self.on_refused = on_refused or (lambda reason: None)
         self.authenticate = authenticate
         self.prefixes = prefixes
         self.plausible = plausible or (lambda token: True)
@@ -119,6 +122,7 @@ class TokenGate:
             wait = limiter.retry_after(address)
             if wait > 0:
                 seconds = max(1, math.ceil(wait))
+                self.on_refused("rate_limited")
                 await send_error(
                     send,
                     RateLimited("too many refused tokens from this address",
@@ -140,6 +144,7 @@ class TokenGate:
                 if not spent:
                     limiter.spend(address)
                 limiter.forget(token)
+            self.on_refused("missing" if not token else "invalid")
             reason = "missing token" if not token else "invalid or revoked token"
             header = f'Bearer realm="memhub", error="invalid_token", error_description="{reason}"'
             await send_error(

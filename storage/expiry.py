@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 from ..errors import MemhubError
 from .base import StorageBackend
@@ -16,8 +17,10 @@ from .base import StorageBackend
 logger = logging.getLogger(__name__)
 
 
-async def sweep_forever(backend: StorageBackend, period: float) -> None:
-    """Expire what is due every `period` seconds, until cancelled."""
+async def sweep_forever(backend: StorageBackend, period: float,
+                        record_run: Callable[[bool], None] = lambda ok: None) -> None:
+    """Expire what is due every `period` seconds, until cancelled; `record_run(ok)` after each
+    run (the app's metrics)."""
     while True:
         try:
             expired = await backend.expire_due()
@@ -26,4 +29,7 @@ async def sweep_forever(backend: StorageBackend, period: float) -> None:
         except MemhubError as err:
             # A database blip must not kill the sweep; the next period tries again.
             logger.warning("expiry sweep failed", extra={"code": err.code})
+            record_run(False)
+        else:
+            record_run(True)
         await asyncio.sleep(period)

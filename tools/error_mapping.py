@@ -22,6 +22,15 @@ def tool_error(err: MemhubError) -> ToolError:
     return ToolError(json.dumps(err.to_payload(), default=str))
 
 
+def error_code(err: ToolError) -> str:
+    """The code a client reads in a ToolError made by `tool_error` (INTERNAL for any other)."""
+    try:
+        code = json.loads(str(err)).get("code")
+    except (ValueError, AttributeError):
+        return Internal.code
+    return code if isinstance(code, str) else Internal.code
+
+
 class ErrorMapping(Middleware):
     async def on_call_tool(self, context, call_next):
         try:

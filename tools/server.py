@@ -8,6 +8,7 @@ from ..runtime import Runtime
 from . import artifact, handoff, memory, search, session, stats
 from .error_mapping import ErrorMapping
 from .json_arguments import StringifiedArguments
+from .metrics_middleware import ToolMetrics
 
 INSTRUCTIONS = (
     "memhub is this project's shared, versioned memory, shared by every AI client the "
@@ -25,7 +26,8 @@ def build_mcp(rt: Runtime) -> FastMCP:
         instructions=INSTRUCTIONS,
         version=rt.version,
         mask_error_details=True,
-        middleware=[ErrorMapping(), StringifiedArguments()],
+        # First listed runs outermost: the metrics see the error code the client is sent.
+        middleware=[ToolMetrics(rt.metrics), ErrorMapping(), StringifiedArguments()],
         on_duplicate="error",
     )
     # The order tools are listed in (tools/list) follows the order of registration.

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...errors import MemhubError
@@ -99,7 +99,10 @@ async def refresh_due(backend: PgCore) -> dict[str, int]:
     return done
 
 
-async def refresh_forever(backend: PgCore, period: float) -> None:
+async def refresh_forever(backend: PgCore, period: float,
+                          record_run: Callable[[bool], None] = lambda ok: None) -> None:
+    """Recount what is due every `period` seconds, until cancelled; `record_run(ok)` after each
+    recount (the app's metrics)."""
     planner = PlannerStats()
     while True:
         try:
@@ -107,6 +110,9 @@ async def refresh_forever(backend: PgCore, period: float) -> None:
         except MemhubError as err:
             # A database blip must not stop the recounts; the next period tries again.
             logger.warning("lexicon recount failed", extra={"code": err.code})
+            record_run(False)
+        else:
+            record_run(True)
         try:
             # The recount has just sized every namespace: what the planner was last told of
             # them is checked against those sizes (storage/postgres/planner_stats.py).

@@ -77,3 +77,17 @@ SELECT extract(epoch FROM (e.created_at - m.updated_at))::float8 AS seconds
   FROM memory_embeddings e
   JOIN memories m ON m.id = e.memory_id AND m.current_revision = e.revision
  WHERE m.id = %(memory_id)s;
+
+-- name: queue_gauges
+-- For /metrics, at a scrape: read through embedding_jobs_due (run_after, id) WHERE pending,
+-- and each count stops at %(cap)s, so a backlog of millions costs what the cap costs. The age
+-- is how long the oldest due job has waited since it became due (its enqueue, or its backoff
+-- running out): how far behind the worker is.
+SELECT (SELECT count(*) FROM (SELECT 1 FROM embedding_jobs
+                               WHERE status = 'pending' LIMIT %(cap)s) p)::int AS pending,
+       (SELECT count(*) FROM (SELECT 1 FROM embedding_jobs
+                               WHERE status = 'pending' AND run_after <= now()
+                               LIMIT %(cap)s) d)::int AS due,
+       coalesce(extract(epoch FROM now() - (SELECT min(run_after) FROM embedding_jobs
+                                             WHERE status = 'pending' AND run_after <= now())),
+                0)::float8 AS oldest_due_seconds;
