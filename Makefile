@@ -8,6 +8,8 @@ STAMP   := $(VENV)/.installed-stamp
 CONFORMANCE := scripts/conformance/node_modules/.package-lock.json
 # Debian's Chromium for the dashboard's browser tests (never a browser download).
 CHROMIUM := /usr/bin/chromium
+# Debian's PgBouncer: the tests run memhub behind one (tests/support/pgbouncer.py).
+PGBOUNCER := /usr/sbin/pgbouncer
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # The offline ONNX export of all-MiniLM-L6-v2 beside the checkout, when present (as in CI).
 MODEL_DIR := $(abspath ../shared/models/all-MiniLM-L6-v2)
@@ -33,12 +35,19 @@ $(CHROMIUM):
 	@$(SUDO) apt-get update -qq
 	@DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null
 
+# The tests start PgBouncers of their own; the packaged service is stopped and left disabled.
+$(PGBOUNCER):
+	@echo "memhub: installing Debian's pgbouncer for the pooled-database tests..."
+	@$(SUDO) apt-get update -qq
+	@DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq pgbouncer >/dev/null
+	@$(SUDO) systemctl disable --now pgbouncer >/dev/null 2>&1 || true
+
 $(CONFORMANCE): scripts/conformance/package.json scripts/conformance/package-lock.json
 	@echo "memhub: installing the MCP conformance suite (npm)..."
 	@cd scripts/conformance && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-test-deps: install $(CHROMIUM) $(CONFORMANCE)  ## what only the test suite needs
+test-deps: install $(CHROMIUM) $(PGBOUNCER) $(CONFORMANCE)  ## what only the test suite needs
 
 run: install  ## serve memhub on MEMHUB_HOST:MEMHUB_PORT (embedded PostgreSQL unless DATABASE_URL)
 	@echo "memhub: starting on http://$${MEMHUB_HOST:-127.0.0.1}:$${MEMHUB_PORT:-8000} (Ctrl-C or 'make stop' stops it)"

@@ -1,10 +1,10 @@
-"""memhub's process: FastAPI serving `/mcp` (stateless Streamable HTTP), `/admin`, `/artifact`
-and `/healthz`.
+"""memhub's process: FastAPI serving `/mcp` (stateless Streamable HTTP), `/admin`, `/artifact`,
+`/healthz` and `/metrics`.
 
 `create_app(settings)` builds everything and connects to nothing. Its lifespan starts the
 embedded PostgreSQL (when DATABASE_URL is unset), applies migrations, opens the pool, seeds the
 surface tokens, starts the background services (embedding model and worker, expiry sweep,
-word-statistics recount) and then the MCP app's own lifespan inside ours.
+word-statistics recount, garbage collection) and then the MCP app's own lifespan inside ours.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from .admin import routes as admin_routes
 from .config import Settings
 from .embedding.embedder import SHUTDOWN_LOAD_WAIT, Embedder
 from .errors import MemhubError
-from .gateway import artifact_route
+from .gateway import artifact_route, metrics_route
 from .gateway.access_log import AccessLog
 from .gateway.body_limit import BodyLimit, mcp_body_limit, raise_mcp_transport_limit
 from .gateway.host_check import HostCheck
@@ -34,11 +34,12 @@ from .gateway.query_prefetch import QueryPrefetch
 from .gateway.rate_limit import FailedLookupLimiter
 from .gateway.token_gate import TokenGate, token_shape_check
 from .logs import configure_logging
+from .metrics import Metrics
 from .runtime import Runtime, run_until_shutdown
-from .storage import expiry
+from .storage import expiry, retention
 from .storage.postgres import lexicon
 from .storage.postgres.backend import PostgresBackend
-from .storage.postgres.database_url import DATABASE_URL_REMEDY, check_database_url
+from .storage.postgres.database_url import DATABASE_URL_REMEDY, check_database_url, direct_dsn
 from .storage.postgres.embedded import EmbeddedPostgres, keep_alive
 from .storage.postgres.embedding_queue import EmbeddingWorker
 from .storage.postgres.migrate import apply_migrations
@@ -79,7 +80,8 @@ def admin_url(settings: Settings) -> str:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
-    rt = Runtime(settings=settings, version=version())
+    # One metrics registry per app: several apps in one process (tests) never collide.
+    rt = Runtime(settings=settings, version=version(), metrics=Metrics())
     mcp_app = build_mcp(rt).http_app(
         path="/mcp",
         stateless_http=True,
@@ -93,8 +95,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
             dsn = await _database(settings, stack)
-            await asyncio.to_thread(apply_migrations, dsn)
+            await asyncio.to_thread(apply_migrations, direct_dsn(settings) or dsn)
             backend = PostgresBackend(settings, dsn)
+            logger.info("database", extra={"pooler": "transaction" if backend.pooled else "none",
+                                           "listen": backend.listen_dsn is not None})
             await backend.open()
             stack.push_async_callback(backend.close)
             rt.backend = backend
@@ -104,11 +108,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             announce_tokens({s: t for s, t in created.items() if not (s == "web" and web)},
                             admin_url(settings))
             await _start_embeddings(rt, backend, stack)
-            run_until_shutdown(stack, expiry.sweep_forever(backend, settings.expiry_sweep_seconds),
-                               "memhub-expiry-sweep")
-            run_until_shutdown(
-                stack, lexicon.refresh_forever(backend, settings.lexicon_refresh_seconds),
-                "memhub-lexicon-refresh")
+            run_until_shutdown(stack, expiry.sweep_forever(
+                backend, settings.expiry_sweep_seconds, rt.metrics.job_recorder("expiry_sweep")),
+                "memhub-expiry-sweep")
+            run_until_shutdown(stack, lexicon.refresh_forever(
+                backend, settings.lexicon_refresh_seconds,
+                rt.metrics.job_recorder("lexicon_refresh")), "memhub-lexicon-refresh")
+            run_until_shutdown(stack, retention.collect_forever(
+                backend, retention.RetentionPolicy.from_settings(settings),
+                settings.gc_interval_seconds, rt.metrics.job_recorder("gc")), "memhub-gc")
             await stack.enter_async_context(mcp_app.lifespan(app))
             raise_mcp_transport_limit(mcp_app, mcp_body_limit(settings.artifact_max_bytes))
             logger.info("memhub ready", extra={"host": settings.host, "port": settings.port})
@@ -137,6 +145,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     admin_routes.install(app, rt)
     artifact_route.install(app, rt)
+    metrics_route.install(app, rt)
     app.mount("/", mcp_app)
     # Middleware added last runs first: AccessLog sees every request, the gate runs before the
     # body limit (an unauthenticated oversized request is a 401, not a 413), and the JSON-RPC
@@ -149,12 +158,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(TokenGate, authenticate=_authenticator(rt), prefixes=("/mcp", "/artifact"),
                        plausible=token_shape_check(web_token),
                        limiter=FailedLookupLimiter(settings.auth_failure_limit,
-                                                   settings.auth_failure_window_seconds))
+                                                   settings.auth_failure_window_seconds),
+                       on_refused=rt.metrics.auth_refused)
     app.add_middleware(NormaliseMcpRequest)
-    # Every route but /healthz refuses a Host this server does not answer to (DNS rebinding),
-    # before a token is looked at or a dashboard page is built from that Host.
+    # Every route but /healthz and /metrics refuses a Host this server does not answer to (DNS
+    # rebinding), before a token is looked at or a dashboard page is built from that Host.
     app.add_middleware(HostCheck, allowed=allowed_hosts(settings))
-    app.add_middleware(AccessLog)
+    app.add_middleware(AccessLog, observe=rt.metrics.observe_http)
     return app
 
 
@@ -196,7 +206,8 @@ async def _start_embeddings(rt: Runtime, backend: PostgresBackend, stack: AsyncE
     if not settings.embed_worker:
         return
     worker = EmbeddingWorker(backend, embedder, batch=settings.embed_batch_size,
-                             max_attempts=settings.embed_max_attempts)
+                             max_attempts=settings.embed_max_attempts,
+                             record_run=rt.metrics.job_recorder("embedding_worker"))
     embedder.worker = worker
     rt.embedding_worker = worker
     await worker.start()

@@ -60,12 +60,23 @@ class Settings(BaseSettings):
     pool_max_size: int = Field(default=20, ge=1)
     db_connect_timeout: float = Field(default=5.0, gt=0)
     statement_timeout_ms: int = Field(default=15000, ge=100)
+    # A transaction pooler (PgBouncer pool_mode=transaction, Supabase's or Neon's pooled URL)
+    # between memhub and PostgreSQL: every setting then lives inside the transaction and no
+    # statement is prepared. `auto` assumes one at the pooler addresses listed in
+    # storage/postgres/database_url.py.
+    db_pooler: Literal["auto", "none", "transaction"] = "auto"
+    # The same database without the pooler, for the session-level work (migrations, the
+    # embedding worker's LISTEN); unset with a pooler: the worker polls instead.
+    direct_database_url: SecretStr | None = None
     session_secret: SecretStr | None = None
     # Refused tokens per client address: this many in a burst, refilled evenly over the window;
     # past that the address is answered 429 RATE_LIMITED without a lookup, except for a token
     # that authenticated recently (gateway/rate_limit.py).
     auth_failure_limit: int = Field(default=30, ge=1)
     auth_failure_window_seconds: float = Field(default=60.0, gt=0)
+    # What a Prometheus scraper sends as `Authorization: Bearer <it>` to read GET /metrics
+    # (gateway/metrics_route.py); no client token reads it. Unset: /metrics answers 404.
+    metrics_token: SecretStr | None = None
 
     # --- memory and retrieval ---------------------------------------------------------------
     max_content_chars: int = Field(default=20000, ge=100)
@@ -105,6 +116,16 @@ class Settings(BaseSettings):
 
     # --- artifacts --------------------------------------------------------------------------
     artifact_max_bytes: int = Field(default=50 * 1024 * 1024, ge=1)
+
+    # --- garbage collection (storage/retention.py) ------------------------------------------
+    # A client_request_id's stored answer is kept this long; a retry sent later is a new write.
+    idempotency_ttl_seconds: int = Field(default=7 * 86400, ge=60)
+    # Dead-lettered embedding jobs are kept this long (for `backfill --retry-dead`), then go.
+    dead_job_ttl_seconds: int = Field(default=30 * 86400, ge=60)
+    # Artifact bytes that no namespace references any more go once they are this old.
+    artifact_grace_seconds: int = Field(default=86400, ge=0)
+    # How often each process tries a collection (one runs at a time across processes).
+    gc_interval_seconds: float = Field(default=3600.0, gt=0)
 
     # --- admin ------------------------------------------------------------------------------
     admin_session_ttl_seconds: int = Field(default=8 * 3600, ge=60)

@@ -7,9 +7,14 @@
     memhub-admin token revoke ID [--yes]
     memhub-admin migrate
     memhub-admin backfill [--retry-dead] [--batch N]
+    memhub-admin purge memory|handoff|session|artifact|namespace ID --reason TEXT [--yes]
+    memhub-admin gc [--dry-run]
+    memhub-admin export NAMESPACE [--out FILE] [--force]
+    memhub-admin import FILE [--namespace NEW]
+    memhub-admin import --markdown FILE... --namespace NS [--dry-run]
 
-`--json` prints machine-readable output. Rotate and revoke ask for confirmation unless `--yes`;
-without a terminal to ask on they refuse. Actions are audited as "cli:<os user>".
+`--json` prints machine-readable output. Rotate, revoke and purge ask for confirmation unless
+`--yes`; without a terminal to ask on they refuse. Actions are audited as "cli:<os user>".
 """
 
 from __future__ import annotations
@@ -24,15 +29,25 @@ from typing import Any
 from ..config import Settings
 from ..errors import MemhubError
 from ..storage.admin import Actor
-from ..storage.postgres.database_url import DATABASE_URL_REMEDY, check_database_url
+from ..storage.postgres.database_url import (
+    DATABASE_URL_REMEDY,
+    check_database_url,
+    direct_dsn,
+)
 from ..storage.postgres.migrate import apply_migrations, migration_files
+from . import gc, purge, transfer_cli
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_ABORTED = 0, 1, 2, 3
 
 
 def resolve_dsn(settings: Settings):
-    """The server's database: DATABASE_URL, or the embedded cluster in MEMHUB_DATA_DIR
-    (attached to if running, started for the duration of the command if not)."""
+    """The server's database: MEMHUB_DIRECT_DATABASE_URL (the same database without a pooler:
+    migrations, purge, export and import run whole transactions of their own and set session
+    state) or DATABASE_URL, or the embedded cluster in MEMHUB_DATA_DIR (attached to if running,
+    started for the duration of the command if not)."""
+    direct = direct_dsn(settings)
+    if direct is not None:
+        return direct, None
     if settings.database_url is not None:
         return settings.database_url.get_secret_value(), None
     from ..storage.postgres.embedded import EmbeddedPostgres
@@ -326,6 +341,11 @@ def build_parser() -> argparse.ArgumentParser:
                           help="give dead-lettered jobs a fresh set of attempts first")
     backfill.add_argument("--batch", type=int, default=0, help="texts per model call")
     backfill.set_defaults(func=cmd_backfill)
+
+    transfer_cli.add_commands(sub, common, run_store=run_store, emit=emit, fail=fail)
+    purge.add_commands(sub, common, run_store=run_store, emit=emit, fail=fail,
+                       needs_confirmation=needs_confirmation, actor=cli_actor)
+    gc.add_commands(sub, common, run_store=run_store, emit=emit, fail=fail, actor=cli_actor)
 
     token = sub.add_parser("token", help="list, create, rotate, revoke tokens")
     tsub = token.add_subparsers(dest="token_command", required=True)

@@ -42,6 +42,17 @@ class CoreBackend(ABC):
     async def stats(self, principal: Principal) -> dict[str, Any]:
         """Counts per visible namespace and status, and queue depths."""
 
+    @abstractmethod
+    def pool_stats(self) -> dict[str, int]:
+        """The connection pool's sizes now and its counters since it opened (for /metrics);
+        no database round trip."""
+
+    @abstractmethod
+    async def embedding_queue_state(self) -> dict[str, Any]:
+        """{pending, due, cap, oldest_due_seconds} of the embedding queue across every
+        namespace (for /metrics): counts stop at `cap`, so the read costs the same whatever
+        the backlog. Raises Unavailable (or another MemhubError) when the database fails."""
+
 
 class StorageBackend(CoreBackend, AdminBackend, MemoryBackend, SearchBackend, WorkBackend, ABC):
     """Everything the tools may ask of storage."""

@@ -7,10 +7,12 @@ retries); this class only composes them.
 from __future__ import annotations
 
 from ..base import StorageBackend
+from ..retention import GcBackend
 from .admin import AdminStore
 from .artifacts import ArtifactStore
 from .context import ContextStore
 from .core import PgCore
+from .gc import GcStore
 from .handoffs import HandoffStore
 from .memories import MemoryStore
 from .memory_reads import MemoryReads
@@ -19,10 +21,12 @@ from .search import SearchStore
 from .sessions import SessionStore
 from .stats import StatsStore
 from .tokens import TokenStore
+from .vitals import VitalsStore
 
 
 class PostgresBackend(
     TokenScope, TokenStore, StatsStore, AdminStore, MemoryStore, MemoryReads, SearchStore,
-    ContextStore, HandoffStore, SessionStore, ArtifactStore, PgCore, StorageBackend,
+    ContextStore, HandoffStore, SessionStore, ArtifactStore, VitalsStore, GcStore, PgCore,
+    StorageBackend, GcBackend,
 ):
     pass

@@ -1,9 +1,17 @@
 """PostgreSQL plumbing shared by every storage area: the pool, scoped transactions, retries,
 health and the token gate.
 
-Every transaction runs as role `memhub_app` (set once per connection in `configure`) and sets
-`memhub.namespaces` transaction-locally, so row-level security confines it to the namespaces it
-was opened for even if a query forgets its `WHERE namespace = ...`.
+Every transaction runs as role `memhub_app` and sets `memhub.namespaces` transaction-locally,
+so row-level security confines it to the namespaces it was opened for even if a query forgets
+its `WHERE namespace = ...`.
+
+On a direct connection the role and the statement timeout are set once per connection (in
+`configure`). Behind a transaction pooler (`pooled`, storage/postgres/database_url.py) a
+connection's next transaction may run on another server session, and its session serves other
+clients in between: so nothing is set on the session, the role and the timeout are set with the
+scope in each transaction's first round trip (`set_config(..., true)`, as SET LOCAL), the one
+statement run outside a transaction carries them in front of it (`fetchone_outside_tx`), and no
+statement is prepared.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from ...config import Settings
 from ...errors import MemhubError, Retryable, Unavailable, UnknownOutcome
 from ..principal import NAMESPACE_RE
+from .database_url import direct_dsn, transaction_pooled
 from .errors import is_disconnect, translate
 
 logger = logging.getLogger(__name__)
@@ -31,6 +40,9 @@ T = TypeVar("T")
 ALL_NAMESPACES = "*"
 APP_ROLE = "memhub_app"
 PING_TIMEOUT = 2.0  # per attempt: both stay within the 5 s a health probe usually allows
+# What a direct connection's session carries, as the first statement of a pooled message.
+_LOCAL_SETTINGS_FIRST = ("SELECT set_config('role', %(memhub_role)s, true),"
+                         " set_config('statement_timeout', %(memhub_timeout)s, true);\n")
 
 
 def scope_value(namespaces: str | Sequence[str]) -> str:
@@ -89,6 +101,19 @@ class PgCore:
     def __init__(self, settings: Settings, dsn: str) -> None:
         self.settings = settings
         self.dsn = dsn
+        self.pooled = transaction_pooled(settings.db_pooler, dsn)
+        # Where LISTEN can work: a session of our own. Behind a pooler without a direct URL,
+        # None: the embedding worker polls.
+        self.listen_dsn = direct_dsn(settings) or (None if self.pooled else dsn)
+        self._timeout = str(settings.statement_timeout_ms)
+        # Set with every transaction's scope when the session is not ours to keep them on.
+        self._local_settings: list[tuple[str, str]] = (
+            [("role", APP_ROLE), ("statement_timeout", self._timeout)] if self.pooled else [])
+        kwargs: dict[str, object] = {"autocommit": True, "row_factory": dict_row}
+        if self.pooled:
+            # A prepared statement lives on one server session; the next transaction's may not
+            # have it (PgBouncer before 1.21 does not track them).
+            kwargs["prepare_threshold"] = None
         self.pool = AsyncConnectionPool(
             dsn,
             min_size=settings.pool_min_size,
@@ -97,12 +122,14 @@ class PgCore:
             timeout=settings.db_connect_timeout,
             # No `check=`: PgCore.connection checks at checkout instead (see why there).
             configure=self._configure,
-            kwargs={"autocommit": True, "row_factory": dict_row},
+            kwargs=kwargs,
             name="memhub",
         )
 
     async def _configure(self, conn: psycopg.AsyncConnection) -> None:
-        await register_vector_async(conn)
+        await register_vector_async(conn)  # a catalog read: holds nothing on the session
+        if self.pooled:
+            return
         await conn.execute(f"SET ROLE {APP_ROLE}")
         await conn.execute(
             "SELECT set_config('statement_timeout', %s, false)",
@@ -201,7 +228,7 @@ class PgCore:
         try:
             async with self.connection(verify=verify) as conn:
                 async with conn.transaction():
-                    extra = list((gucs or {}).items())
+                    extra = [*self._local_settings, *(gucs or {}).items()]
                     await conn.execute(
                         "SELECT set_config('memhub.namespaces', %s, true)"
                         + ", set_config(%s, %s, true)" * len(extra),
@@ -211,6 +238,23 @@ class PgCore:
                     committing = True
         except (psycopg.Error, PoolTimeout) as exc:
             raise translate(exc, committing=committing) from exc
+
+    async def fetchone_outside_tx(self, conn: psycopg.AsyncConnection, query: str,
+                                  params: Mapping[str, object]) -> dict | None:
+        """The first row of `query` run on its own, outside any transaction, as APP_ROLE under
+        the statement timeout, in one round trip.
+
+        Direct, the session already carries both. Pooled, they are set in front of the query in
+        one simple-protocol message (parameters bound client-side), which PostgreSQL runs as one
+        implicit transaction: the settings end with it."""
+        if not self.pooled:
+            cur = await conn.execute(query, params)
+            return await cur.fetchone()
+        bound = {**params, "memhub_role": APP_ROLE, "memhub_timeout": self._timeout}
+        async with psycopg.AsyncClientCursor(conn) as cur:
+            await cur.execute(_LOCAL_SETTINGS_FIRST + query, bound)
+            cur.nextset()  # past the settings' row, to the query's
+            return await cur.fetchone()
 
     async def _run(
         self,

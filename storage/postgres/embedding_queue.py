@@ -8,7 +8,8 @@ with exponential backoff (`run_after`) and dead-lettered after `MEMHUB_EMBED_MAX
 
 It wakes on `NOTIFY memhub_embedding_jobs` (a statement trigger on the queue, delivered at the
 writer's COMMIT) and also polls, so a lost notification or a backoff expiring costs at most
-`POLL_SECONDS`.
+`POLL_SECONDS`. LISTEN needs a session of its own: behind a transaction pooler it listens on
+MEMHUB_DIRECT_DATABASE_URL, and without one it only polls (`PgCore.listen_dsn`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -140,9 +142,11 @@ async def queue_counts(backend: PgCore) -> dict[str, int]:
 
 
 class EmbeddingWorker:
-    def __init__(self, backend: PgCore, embedder: Embedder, *, batch: int, max_attempts: int
-                 ) -> None:
+    def __init__(self, backend: PgCore, embedder: Embedder, *, batch: int, max_attempts: int,
+                 record_run: Callable[[bool], None] = lambda ok: None) -> None:
+        """`record_run(ok)` is called after each claim-and-embed pass (the app's metrics)."""
         self.backend = backend
+        self.record_run = record_run
         self.embedder = embedder
         self.batch = batch
         self.max_attempts = max_attempts
@@ -159,7 +163,9 @@ class EmbeddingWorker:
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="memhub-embedding-worker")
-        self._listener = asyncio.create_task(self._listen(), name="memhub-embedding-listen")
+        if self.backend.listen_dsn is not None:
+            self._listener = asyncio.create_task(self._listen(self.backend.listen_dsn),
+                                                 name="memhub-embedding-listen")
 
     async def stop(self) -> None:
         for task in (self._listener, self._task):
@@ -172,14 +178,12 @@ class EmbeddingWorker:
                 except (asyncio.CancelledError, Exception):
                     pass
 
-    async def _listen(self) -> None:
+    async def _listen(self, dsn: str) -> None:
         """Set the wake event on every NOTIFY; reconnect with backoff if the connection drops."""
         delay = 0.5
         while True:
             try:
-                async with await psycopg.AsyncConnection.connect(
-                    self.backend.dsn, autocommit=True
-                ) as conn:
+                async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
                     self.listening = True
                     delay = 0.5
@@ -216,6 +220,7 @@ class EmbeddingWorker:
                 started = time.perf_counter()
                 counts = await process_batch(self.backend, self.embedder, batch=self.batch,
                                              max_attempts=self.max_attempts)
+                self.record_run(True)
                 delay = 0.5
                 if counts["claimed"]:
                     self.last_batch_ms = round((time.perf_counter() - started) * 1000, 1)
@@ -230,6 +235,7 @@ class EmbeddingWorker:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
+                self.record_run(False)
                 logger.warning("embedding worker error; backing off",
                                extra={"error": f"{type(exc).__name__}: {exc}"[:300],
                                       "seconds": delay})

@@ -125,12 +125,153 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION public.memhub_delete_blobs(p_shas bytea[]) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+    doomed bytea[];
+    n_blobs bigint;
+    n_chunks bigint;
+BEGIN
+    SELECT coalesce(array_agg(b.sha256), '{}') INTO doomed
+      FROM (SELECT sha256 FROM artifact_blobs x
+             WHERE x.sha256 = ANY (p_shas)
+               AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = x.sha256)
+               FOR UPDATE OF x SKIP LOCKED) b;
+    DELETE FROM artifact_chunks WHERE sha256 = ANY (doomed);
+    GET DIAGNOSTICS n_chunks = ROW_COUNT;
+    DELETE FROM artifact_blobs WHERE sha256 = ANY (doomed);
+    GET DIAGNOSTICS n_blobs = ROW_COUNT;
+    RETURN jsonb_build_object('artifact_blobs', n_blobs, 'artifact_chunks', n_chunks);
+END
+$$;
+
+CREATE FUNCTION public.memhub_delete_by_purge_only() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF public.memhub_purging(TG_RELID) THEN
+        RETURN OLD;
+    END IF;
+    RAISE EXCEPTION '% rows are removed only by memhub-admin purge', TG_TABLE_NAME
+        USING ERRCODE = 'restrict_violation';
+END
+$$;
+
 CREATE FUNCTION public.memhub_embedding_jobs_notify() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
     PERFORM pg_notify('memhub_embedding_jobs', '');
     RETURN NULL;
+END
+$$;
+
+CREATE FUNCTION public.memhub_gc(p_dry_run boolean, p_idempotency_ttl interval, p_dead_job_ttl interval, p_artifact_grace interval, p_login_forgive interval, p_batch integer, p_trigger text, p_min_gap interval) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    SET "memhub.namespaces" TO '*'
+    SET "memhub.read_only" TO ''
+    AS $$
+DECLARE
+    run_history CONSTANT interval := interval '90 days';
+    cap bigint := CASE WHEN p_dry_run THEN NULL ELSE p_batch END;  -- LIMIT NULL: no limit
+    last_run timestamptz;
+    removed jsonb := '{}'::jsonb;
+    more boolean := false;  -- a kind had more than the batch (never in a dry run)
+    shas bytea[];
+    n bigint;
+BEGIN
+    IF p_batch IS NULL OR p_batch < 1
+       OR least(p_idempotency_ttl, p_dead_job_ttl, p_artifact_grace, p_login_forgive)
+          < interval '0' THEN
+        RAISE EXCEPTION 'memhub_gc: ages must not be negative and the batch at least 1'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF NOT pg_try_advisory_xact_lock(hashtext('memhub_gc')) THEN
+        RETURN jsonb_build_object('ran', false, 'reason', 'busy');
+    END IF;
+    IF p_min_gap IS NOT NULL THEN
+        SELECT max(finished_at) INTO last_run FROM gc_runs;
+        IF last_run > now() - p_min_gap THEN
+            RETURN jsonb_build_object('ran', false, 'reason', 'recent', 'last_run_at', last_run);
+        END IF;
+    END IF;
+
+    WITH doomed AS (SELECT ctid FROM idempotency_keys
+                     WHERE created_at < now() - p_idempotency_ttl LIMIT cap),
+         gone AS (DELETE FROM idempotency_keys
+                   WHERE NOT p_dry_run AND ctid IN (SELECT ctid FROM doomed) RETURNING 1)
+    SELECT CASE WHEN p_dry_run THEN (SELECT count(*) FROM doomed)
+                ELSE (SELECT count(*) FROM gone) END INTO n;
+    removed := removed || jsonb_build_object('idempotency_keys', n);
+    more := more OR coalesce(n >= cap, false);
+
+    WITH doomed AS (SELECT id FROM embedding_jobs
+                     WHERE status = 'dead' AND run_after < now() - p_dead_job_ttl LIMIT cap),
+         gone AS (DELETE FROM embedding_jobs
+                   WHERE NOT p_dry_run AND id IN (SELECT id FROM doomed) RETURNING 1)
+    SELECT CASE WHEN p_dry_run THEN (SELECT count(*) FROM doomed)
+                ELSE (SELECT count(*) FROM gone) END INTO n;
+    removed := removed || jsonb_build_object('dead_embedding_jobs', n);
+    more := more OR coalesce(n >= cap, false);
+
+    SELECT coalesce(array_agg(b.sha256), '{}') INTO shas
+      FROM (SELECT sha256 FROM artifact_blobs x
+             WHERE x.created_at < now() - p_artifact_grace
+               AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = x.sha256)
+             LIMIT cap) b;
+    IF p_dry_run THEN
+        removed := removed || jsonb_build_object('artifact_blobs', cardinality(shas));
+    ELSE
+        removed := removed || jsonb_build_object(
+            'artifact_blobs', (memhub_delete_blobs(shas)->>'artifact_blobs')::bigint);
+    END IF;
+    more := more OR coalesce(cardinality(shas) >= cap, false);
+
+    WITH doomed AS (SELECT sid_hash FROM admin_ended_sessions WHERE expires_at < now() LIMIT cap),
+         gone AS (DELETE FROM admin_ended_sessions
+                   WHERE NOT p_dry_run AND sid_hash IN (SELECT sid_hash FROM doomed) RETURNING 1)
+    SELECT CASE WHEN p_dry_run THEN (SELECT count(*) FROM doomed)
+                ELSE (SELECT count(*) FROM gone) END INTO n;
+    removed := removed || jsonb_build_object('admin_ended_sessions', n);
+    more := more OR coalesce(n >= cap, false);
+
+    WITH doomed AS (SELECT id_hash FROM admin_flash WHERE expires_at < now() LIMIT cap),
+         gone AS (DELETE FROM admin_flash
+                   WHERE NOT p_dry_run AND id_hash IN (SELECT id_hash FROM doomed) RETURNING 1)
+    SELECT CASE WHEN p_dry_run THEN (SELECT count(*) FROM doomed)
+                ELSE (SELECT count(*) FROM gone) END INTO n;
+    removed := removed || jsonb_build_object('admin_flash', n);
+    more := more OR coalesce(n >= cap, false);
+
+    -- Forgiven (storage/postgres/admin.py: an hour without a failure) and not locked out.
+    WITH doomed AS (SELECT source FROM admin_login_failures
+                     WHERE last_at < now() - p_login_forgive
+                       AND (locked_until IS NULL OR locked_until < now()) LIMIT cap),
+         gone AS (DELETE FROM admin_login_failures
+                   WHERE NOT p_dry_run AND source IN (SELECT source FROM doomed)
+                     AND last_at < now() - p_login_forgive  -- not if it failed again meanwhile
+                   RETURNING 1)
+    SELECT CASE WHEN p_dry_run THEN (SELECT count(*) FROM doomed)
+                ELSE (SELECT count(*) FROM gone) END INTO n;
+    removed := removed || jsonb_build_object('admin_login_failures', n);
+    more := more OR coalesce(n >= cap, false);
+
+    WITH doomed AS (SELECT id FROM gc_runs WHERE finished_at < now() - run_history LIMIT cap),
+         gone AS (DELETE FROM gc_runs
+                   WHERE NOT p_dry_run AND id IN (SELECT id FROM doomed) RETURNING 1)
+    SELECT CASE WHEN p_dry_run THEN (SELECT count(*) FROM doomed)
+                ELSE (SELECT count(*) FROM gone) END INTO n;
+    removed := removed || jsonb_build_object('gc_runs', n);
+    more := more OR coalesce(n >= cap, false);
+
+    IF NOT p_dry_run THEN
+        INSERT INTO gc_runs (trigger, removed, more) VALUES (p_trigger, removed, more);
+    END IF;
+    RETURN jsonb_build_object('ran', true, 'dry_run', p_dry_run, 'removed', removed,
+                              'more', more, 'at', clock_timestamp());
 END
 $$;
 
@@ -224,6 +365,308 @@ CREATE FUNCTION public.memhub_ns_visible(ns text) RETURNS boolean
         OR ns = ANY (string_to_array(nullif(current_setting('memhub.namespaces', true), ''), ','))
 $$;
 
+CREATE TABLE public.purge_tombstones (
+    id bigint NOT NULL,
+    namespace text NOT NULL,
+    kind text NOT NULL,
+    target text NOT NULL,
+    content_sha256 bytea,
+    purged_at timestamp with time zone DEFAULT now() NOT NULL,
+    reason text NOT NULL,
+    actor text NOT NULL,
+    removed jsonb DEFAULT '{}'::jsonb NOT NULL,
+    CONSTRAINT purge_tombstones_actor_check CHECK (((char_length(actor) >= 1) AND (char_length(actor) <= 200))),
+    CONSTRAINT purge_tombstones_kind_check CHECK ((kind = ANY (ARRAY['memory'::text, 'handoff'::text, 'session'::text, 'artifact'::text, 'namespace'::text]))),
+    CONSTRAINT purge_tombstones_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text)),
+    CONSTRAINT purge_tombstones_reason_check CHECK (((char_length(reason) >= 1) AND (char_length(reason) <= 500))),
+    CONSTRAINT purge_tombstones_removed_check CHECK ((jsonb_typeof(removed) = 'object'::text)),
+    CONSTRAINT purge_tombstones_target_check CHECK (((char_length(target) >= 1) AND (char_length(target) <= 64)))
+);
+
+ALTER TABLE ONLY public.purge_tombstones FORCE ROW LEVEL SECURITY;
+
+CREATE FUNCTION public.memhub_purge_answer(tomb public.purge_tombstones, p_extra jsonb) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE
+    AS $$
+    SELECT jsonb_build_object('kind', tomb.kind, 'target', tomb.target,
+                              'namespace', tomb.namespace, 'tombstone_id', tomb.id,
+                              'purged_at', tomb.purged_at, 'removed', tomb.removed) || p_extra
+$$;
+
+CREATE FUNCTION public.memhub_purge_artifact(p_sha bytea, p_namespace text, p_reason text, p_actor text, p_source text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    SET "memhub.namespaces" TO '*'
+    SET "memhub.read_only" TO ''
+    SET "memhub.purging" TO 'on'
+    AS $$
+DECLARE
+    holders text[];
+    counts bigint[];
+    blobs jsonb;
+    tomb purge_tombstones;
+    tombs jsonb := '[]'::jsonb;
+BEGIN
+    WITH gone AS (
+        DELETE FROM artifacts
+         WHERE sha256 = p_sha AND (p_namespace IS NULL OR namespace = p_namespace)
+        RETURNING namespace),
+    per_namespace AS (SELECT namespace, count(*) AS n FROM gone GROUP BY namespace)
+    SELECT array_agg(namespace ORDER BY namespace), array_agg(n ORDER BY namespace)
+      INTO holders, counts FROM per_namespace;
+    IF holders IS NULL THEN
+        RETURN NULL;
+    END IF;
+    blobs := memhub_delete_blobs(ARRAY[p_sha]);
+    FOR i IN 1..cardinality(holders) LOOP
+        tomb := memhub_purge_record(holders[i], 'artifact', encode(p_sha, 'hex'), p_sha,
+                                    jsonb_build_object('artifacts', counts[i]),
+                                    p_reason, p_actor, p_source);
+        tombs := tombs || jsonb_build_object('namespace', holders[i], 'tombstone_id', tomb.id);
+    END LOOP;
+    RETURN memhub_purge_answer(tomb, jsonb_build_object(
+        'namespaces', to_jsonb(holders), 'tombstones', tombs,
+        'removed', jsonb_build_object('artifacts', (SELECT sum(c) FROM unnest(counts) c)) || blobs,
+        'blob_kept', (blobs->>'artifact_blobs')::bigint = 0,
+        'tables', jsonb_build_array('artifacts', 'artifact_blobs', 'artifact_chunks')));
+END
+$$;
+
+CREATE FUNCTION public.memhub_purge_handoff(p_id uuid, p_reason text, p_actor text, p_source text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    SET "memhub.namespaces" TO '*'
+    SET "memhub.read_only" TO ''
+    SET "memhub.purging" TO 'on'
+    AS $$
+DECLARE
+    h handoffs%ROWTYPE;
+    n bigint;
+    tomb purge_tombstones;
+BEGIN
+    SELECT * INTO h FROM handoffs WHERE id = p_id FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+    DELETE FROM idempotency_keys
+     WHERE namespace = h.namespace AND strpos(response::text, p_id::text) > 0;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    DELETE FROM handoffs WHERE id = p_id;
+    tomb := memhub_purge_record(h.namespace, 'handoff', p_id::text,
+                                sha256(convert_to(h.body, 'UTF8')),
+                                jsonb_build_object('handoffs', 1, 'idempotency_keys', n),
+                                p_reason, p_actor, p_source);
+    RETURN memhub_purge_answer(tomb, jsonb_build_object(
+        'tables', jsonb_build_array('handoffs', 'idempotency_keys')));
+END
+$$;
+
+CREATE FUNCTION public.memhub_purge_memory(p_id uuid, p_reason text, p_actor text, p_source text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    SET "memhub.namespaces" TO '*'
+    SET "memhub.read_only" TO ''
+    SET "memhub.purging" TO 'on'
+    AS $$
+DECLARE
+    m memories%ROWTYPE;
+    removed jsonb;
+    n bigint;
+    relinked bigint := 0;
+    retired bigint := 0;
+    rederived bigint := 0;
+    next_id uuid;
+    tomb purge_tombstones;
+BEGIN
+    -- The embedding worker holds a claimed job's lock while it waits for the memory's (to
+    -- write the vector): the jobs are taken before the memory, never the other way round.
+    DELETE FROM embedding_jobs WHERE memory_id = p_id;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    SELECT * INTO m FROM memories WHERE id = p_id FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+    removed := jsonb_build_object('embedding_jobs', n);
+    -- One recount of the namespace's word statistics at a time (memhub_refresh_lexicon): one
+    -- that started before this commits would count the memory again.
+    PERFORM pg_advisory_xact_lock(hashtext('memhub_lexicon'), hashtext(m.namespace));
+
+    -- What it replaced now follows its successor, or retires with it.
+    IF m.superseded_by IS NOT NULL THEN
+        UPDATE memories SET superseded_by = m.superseded_by
+         WHERE namespace = m.namespace AND superseded_by = p_id;
+        GET DIAGNOSTICS relinked = ROW_COUNT;
+    ELSE
+        UPDATE memories
+           SET status = 'DELETED', superseded_by = NULL,
+               deleted_reason = 'the memory that replaced it was purged', updated_at = now()
+         WHERE namespace = m.namespace AND superseded_by = p_id;
+        GET DIAGNOSTICS retired = ROW_COUNT;
+    END IF;
+
+    -- Stored answers holding it (remember, revise, a dedup, a conflict), whatever field.
+    DELETE FROM idempotency_keys
+     WHERE namespace = m.namespace AND strpos(response::text, p_id::text) > 0;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    removed := removed || jsonb_build_object('idempotency_keys', n);
+    DELETE FROM embedding_jobs WHERE memory_id = p_id;  -- none can be added while it is locked
+    DELETE FROM memory_embeddings WHERE memory_id = p_id;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    removed := removed || jsonb_build_object('memory_embeddings', n);
+    DELETE FROM memory_corroborations WHERE memory_id = p_id;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    removed := removed || jsonb_build_object('memory_corroborations', n);
+    DELETE FROM memory_revisions WHERE memory_id = p_id;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    removed := removed || jsonb_build_object('memory_revisions', n);
+    DELETE FROM memories WHERE id = p_id;
+    removed := removed || jsonb_build_object('memories', 1);
+
+    -- Down the chain, each successor's lineage derived again from what it still replaces.
+    next_id := m.superseded_by;
+    WHILE next_id IS NOT NULL LOOP
+        UPDATE memories s
+           SET lineage = (SELECT left(string_agg(concat_ws(' ', o.title, o.content, o.lineage),
+                                                 ' ' ORDER BY o.seq), 8000)
+                            FROM memories o
+                           WHERE o.namespace = s.namespace AND o.superseded_by = s.id)
+         WHERE s.id = next_id
+        RETURNING s.superseded_by INTO next_id;
+        rederived := rederived + 1;
+    END LOOP;
+
+    PERFORM memhub_refresh_lexicon(m.namespace);
+
+    tomb := memhub_purge_record(m.namespace, 'memory', p_id::text, m.content_hash, removed,
+                                p_reason, p_actor, p_source);
+    RETURN memhub_purge_answer(tomb, jsonb_build_object(
+        'predecessors_relinked', relinked, 'predecessors_retired', retired,
+        'successors_rederived', rederived,
+        'tables', jsonb_build_array('embedding_jobs', 'idempotency_keys', 'memory_embeddings',
+                                    'memory_corroborations', 'memory_revisions', 'memories',
+                                    'lexicon_words', 'lexicon_state')));
+END
+$$;
+
+CREATE FUNCTION public.memhub_purge_namespace(p_namespace text, p_reason text, p_actor text, p_source text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    SET "memhub.namespaces" TO '*'
+    SET "memhub.read_only" TO ''
+    SET "memhub.purging" TO 'on'
+    AS $_$
+DECLARE
+    t text;
+    n bigint;
+    total bigint := 0;
+    removed jsonb := '{}'::jsonb;
+    shas bytea[];
+    blobs jsonb;
+    tokens jsonb;
+    tomb purge_tombstones;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtext('memhub_lexicon'), hashtext(p_namespace));
+    WITH gone AS (DELETE FROM artifacts WHERE namespace = p_namespace RETURNING sha256)
+    SELECT array_agg(DISTINCT sha256), count(*) INTO shas, n FROM gone;
+    removed := jsonb_build_object('artifacts', n);
+    total := n;
+    FOR t IN
+        SELECT c.relname
+          FROM pg_class c
+          JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'namespace'
+                             AND NOT a.attisdropped
+         WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')
+           AND c.relname <> 'purge_tombstones'
+         ORDER BY array_position(ARRAY['embedding_jobs', 'memory_embeddings',
+                                       'memory_corroborations', 'memory_revisions',
+                                       'session_events'], c.relname::text) NULLS LAST,
+                  c.relname
+    LOOP
+        EXECUTE format('DELETE FROM %I WHERE namespace = $1', t) USING p_namespace;
+        GET DIAGNOSTICS n = ROW_COUNT;
+        removed := removed || jsonb_build_object(t, n);
+        total := total + n;
+    END LOOP;
+    IF total = 0 THEN
+        RETURN NULL;
+    END IF;
+    blobs := memhub_delete_blobs(coalesce(shas, '{}'));
+    removed := removed || blobs;
+    SELECT coalesce(jsonb_agg(id ORDER BY id), '[]'::jsonb) INTO tokens
+      FROM api_tokens WHERE revoked_at IS NULL AND namespaces @> ARRAY[p_namespace];
+    tomb := memhub_purge_record(p_namespace, 'namespace', p_namespace, NULL, removed,
+                                p_reason, p_actor, p_source);
+    RETURN memhub_purge_answer(tomb, jsonb_build_object(
+        'active_tokens_naming_it', tokens,
+        'tables', (SELECT jsonb_agg(k) FROM jsonb_object_keys(removed) AS k)));
+END
+$_$;
+
+CREATE FUNCTION public.memhub_purge_record(p_namespace text, p_kind text, p_target text, p_content_sha256 bytea, p_removed jsonb, p_reason text, p_actor text, p_source text) RETURNS public.purge_tombstones
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+    tomb purge_tombstones;
+BEGIN
+    IF p_reason IS NULL OR btrim(p_reason) = '' THEN
+        RAISE EXCEPTION 'a purge needs a reason' USING ERRCODE = 'check_violation';
+    END IF;
+    INSERT INTO purge_tombstones (namespace, kind, target, content_sha256, reason, actor, removed)
+    VALUES (p_namespace, p_kind, p_target, p_content_sha256, btrim(p_reason), p_actor, p_removed)
+    RETURNING * INTO tomb;
+    INSERT INTO admin_audit (actor, action, source, detail)
+    VALUES (p_actor, 'purge.' || p_kind, p_source,
+            jsonb_build_object('kind', p_kind, 'target', p_target, 'namespace', p_namespace,
+                               'reason', tomb.reason, 'tombstone_id', tomb.id,
+                               'removed', p_removed));
+    RETURN tomb;
+END
+$$;
+
+CREATE FUNCTION public.memhub_purge_session(p_id uuid, p_reason text, p_actor text, p_source text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    SET "memhub.namespaces" TO '*'
+    SET "memhub.read_only" TO ''
+    SET "memhub.purging" TO 'on'
+    AS $$
+DECLARE
+    s sessions%ROWTYPE;
+    digest bytea;
+    n_keys bigint;
+    n_events bigint;
+    tomb purge_tombstones;
+BEGIN
+    SELECT * INTO s FROM sessions WHERE id = p_id FOR UPDATE;  -- appends wait on this row
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+    SELECT sha256(convert_to(coalesce(string_agg(payload::text, E'\n' ORDER BY seq), ''),
+                             'UTF8'))
+      INTO digest FROM session_events WHERE session_id = p_id;
+    DELETE FROM idempotency_keys
+     WHERE namespace = s.namespace AND strpos(response::text, p_id::text) > 0;
+    GET DIAGNOSTICS n_keys = ROW_COUNT;
+    DELETE FROM session_events WHERE session_id = p_id;
+    GET DIAGNOSTICS n_events = ROW_COUNT;
+    DELETE FROM sessions WHERE id = p_id;
+    tomb := memhub_purge_record(s.namespace, 'session', p_id::text, digest,
+                                jsonb_build_object('sessions', 1, 'session_events', n_events,
+                                                   'idempotency_keys', n_keys),
+                                p_reason, p_actor, p_source);
+    RETURN memhub_purge_answer(tomb, jsonb_build_object(
+        'tables', jsonb_build_array('sessions', 'session_events', 'idempotency_keys')));
+END
+$$;
+
+CREATE FUNCTION public.memhub_purging(tbl regclass) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT coalesce(current_setting('memhub.purging', true), '') = 'on'
+       AND current_user = (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = tbl)
+$$;
+
 CREATE FUNCTION public.memhub_query_terms(q text) RETURNS tsquery[]
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
@@ -274,6 +717,16 @@ BEGIN
            max_seq = EXCLUDED.max_seq, refreshed_at = EXCLUDED.refreshed_at;
     RETURN v_docs;
 END
+$$;
+
+CREATE FUNCTION public.memhub_restoring(tbl regclass) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT CASE
+        WHEN coalesce(current_setting('memhub.restoring', true), '') <> 'on' THEN false
+        ELSE pg_has_role(current_user, (SELECT c.relowner FROM pg_class c WHERE c.oid = tbl),
+                         'USAGE')
+    END
 $$;
 
 CREATE FUNCTION public.memhub_tag_gate(ns text, tags text[]) RETURNS tsquery
@@ -374,6 +827,11 @@ BEGIN
         END IF;
         RETURN NEW;
     END IF;
+    -- A purge relinks or retires the memories the purged one replaced and derives its
+    -- successors' lineage again; it changes nothing else.
+    IF public.memhub_purging(TG_RELID) THEN
+        RETURN NEW;
+    END IF;
     IF (NEW.id, NEW.namespace, NEW.seq, NEW.author_client, NEW.created_at)
        IS DISTINCT FROM (OLD.id, OLD.namespace, OLD.seq, OLD.author_client, OLD.created_at) THEN
         RAISE EXCEPTION 'a memory''s identity and provenance never change'
@@ -408,7 +866,7 @@ CREATE FUNCTION public.memories_lineage_guard() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
-    IF NEW.lineage IS DISTINCT FROM OLD.lineage THEN
+    IF NEW.lineage IS DISTINCT FROM OLD.lineage AND NOT public.memhub_purging(TG_RELID) THEN
         RAISE EXCEPTION 'a memory''s lineage is written once, when it is born'
             USING ERRCODE = 'check_violation';
     END IF;
@@ -440,6 +898,9 @@ CREATE FUNCTION public.memory_revisions_append_only() RETURNS trigger
     AS $$
 BEGIN
     IF TG_OP = 'DELETE' THEN
+        IF public.memhub_purging(TG_RELID) THEN
+            RETURN OLD;
+        END IF;
         RAISE EXCEPTION 'memory_revisions is append-only: DELETE refused'
             USING ERRCODE = 'restrict_violation';
     END IF;
@@ -470,10 +931,30 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION public.memory_revisions_restore_guard() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    latest integer;
+BEGIN
+    SELECT m.current_revision INTO latest
+      FROM memories m WHERE m.id = NEW.memory_id AND m.namespace = NEW.namespace;
+    IF latest IS NULL OR NEW.revision > latest OR NEW.is_current <> (NEW.revision = latest) THEN
+        RAISE EXCEPTION 'a restored revision is numbered within its memory''s revisions and '
+                        'current exactly when it is the memory''s current revision'
+            USING ERRCODE = 'check_violation';
+    END IF;
+    RETURN NEW;
+END
+$$;
+
 CREATE FUNCTION public.session_events_append_only() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
+    IF TG_OP = 'DELETE' AND public.memhub_purging(TG_RELID) THEN
+        RETURN OLD;
+    END IF;
     RAISE EXCEPTION 'session_events is append-only: % refused', TG_OP
         USING ERRCODE = 'restrict_violation';
 END
@@ -637,6 +1118,26 @@ ALTER TABLE ONLY public.embedding_jobs FORCE ROW LEVEL SECURITY;
 
 ALTER TABLE public.embedding_jobs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME public.embedding_jobs_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.gc_runs (
+    id bigint NOT NULL,
+    started_at timestamp with time zone DEFAULT now() NOT NULL,
+    finished_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    trigger text NOT NULL,
+    removed jsonb NOT NULL,
+    more boolean NOT NULL,
+    CONSTRAINT gc_runs_removed_check CHECK ((jsonb_typeof(removed) = 'object'::text)),
+    CONSTRAINT gc_runs_trigger_check CHECK (((char_length(trigger) >= 1) AND (char_length(trigger) <= 200)))
+);
+
+ALTER TABLE public.gc_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.gc_runs_id_seq
     START WITH 1
     INCREMENT BY 1
     NO MINVALUE
@@ -839,6 +1340,15 @@ CREATE TABLE public.memory_revisions (
 
 ALTER TABLE ONLY public.memory_revisions FORCE ROW LEVEL SECURITY;
 
+ALTER TABLE public.purge_tombstones ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.purge_tombstones_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
 CREATE TABLE public.session_events (
     namespace text NOT NULL,
     session_id uuid NOT NULL,
@@ -930,6 +1440,9 @@ ALTER TABLE ONLY public.artifacts
 ALTER TABLE ONLY public.embedding_jobs
     ADD CONSTRAINT embedding_jobs_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY public.gc_runs
+    ADD CONSTRAINT gc_runs_pkey PRIMARY KEY (id);
+
 ALTER TABLE ONLY public.handoffs
     ADD CONSTRAINT handoffs_namespace_id_key UNIQUE (namespace, id);
 
@@ -966,6 +1479,9 @@ ALTER TABLE ONLY public.memory_embeddings
 ALTER TABLE ONLY public.memory_revisions
     ADD CONSTRAINT memory_revisions_pkey PRIMARY KEY (memory_id, revision);
 
+ALTER TABLE ONLY public.purge_tombstones
+    ADD CONSTRAINT purge_tombstones_pkey PRIMARY KEY (id);
+
 ALTER TABLE ONLY public.session_events
     ADD CONSTRAINT session_events_pkey PRIMARY KEY (session_id, seq);
 
@@ -993,11 +1509,17 @@ CREATE INDEX artifacts_ns_seq ON public.artifacts USING btree (namespace, seq DE
 
 CREATE INDEX artifacts_sha ON public.artifacts USING btree (sha256);
 
+CREATE INDEX embedding_jobs_dead ON public.embedding_jobs USING btree (run_after) WHERE (status = 'dead'::text);
+
 CREATE INDEX embedding_jobs_due ON public.embedding_jobs USING btree (run_after, id) WHERE (status = 'pending'::text);
 
 CREATE INDEX embedding_jobs_memory ON public.embedding_jobs USING btree (memory_id);
 
+CREATE INDEX gc_runs_finished ON public.gc_runs USING btree (finished_at DESC);
+
 CREATE INDEX handoffs_ns_status_seq ON public.handoffs USING btree (namespace, status, seq DESC);
+
+CREATE INDEX idempotency_keys_created ON public.idempotency_keys USING btree (created_at);
 
 CREATE UNIQUE INDEX memories_active_content ON public.memories USING btree (namespace, content_hash) WHERE (status = 'ACTIVE'::text);
 
@@ -1025,21 +1547,33 @@ CREATE INDEX memory_embeddings_ns ON public.memory_embeddings USING btree (names
 
 CREATE UNIQUE INDEX memory_revisions_one_current ON public.memory_revisions USING btree (memory_id) WHERE is_current;
 
+CREATE INDEX purge_tombstones_target ON public.purge_tombstones USING btree (namespace, kind, target);
+
 CREATE INDEX sessions_ns_seq ON public.sessions USING btree (namespace, seq DESC);
+
+CREATE TRIGGER artifacts_purge_only BEFORE DELETE ON public.artifacts FOR EACH ROW EXECUTE FUNCTION public.memhub_delete_by_purge_only();
 
 CREATE TRIGGER embedding_jobs_notify AFTER INSERT ON public.embedding_jobs FOR EACH STATEMENT EXECUTE FUNCTION public.memhub_embedding_jobs_notify();
 
-CREATE TRIGGER memories_guard BEFORE INSERT OR UPDATE ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memories_guard();
+CREATE TRIGGER handoffs_purge_only BEFORE DELETE ON public.handoffs FOR EACH ROW EXECUTE FUNCTION public.memhub_delete_by_purge_only();
+
+CREATE TRIGGER memories_guard BEFORE INSERT OR UPDATE ON public.memories FOR EACH ROW WHEN ((NOT public.memhub_restoring('public.memories'::regclass))) EXECUTE FUNCTION public.memories_guard();
 
 CREATE TRIGGER memories_lineage_guard BEFORE UPDATE ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memories_lineage_guard();
 
 CREATE CONSTRAINT TRIGGER memories_mirror_current_revision AFTER INSERT OR UPDATE ON public.memories DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION public.memories_mirror_current_revision();
 
+CREATE TRIGGER memories_purge_only BEFORE DELETE ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memhub_delete_by_purge_only();
+
 CREATE TRIGGER memory_revisions_append_only BEFORE DELETE OR UPDATE ON public.memory_revisions FOR EACH ROW EXECUTE FUNCTION public.memory_revisions_append_only();
 
-CREATE TRIGGER memory_revisions_insert_guard BEFORE INSERT ON public.memory_revisions FOR EACH ROW EXECUTE FUNCTION public.memory_revisions_insert_guard();
+CREATE TRIGGER memory_revisions_insert_guard BEFORE INSERT ON public.memory_revisions FOR EACH ROW WHEN ((NOT public.memhub_restoring('public.memory_revisions'::regclass))) EXECUTE FUNCTION public.memory_revisions_insert_guard();
+
+CREATE TRIGGER memory_revisions_restore_guard BEFORE INSERT ON public.memory_revisions FOR EACH ROW WHEN (public.memhub_restoring('public.memory_revisions'::regclass)) EXECUTE FUNCTION public.memory_revisions_restore_guard();
 
 CREATE TRIGGER session_events_append_only BEFORE DELETE OR UPDATE ON public.session_events FOR EACH ROW EXECUTE FUNCTION public.session_events_append_only();
+
+CREATE TRIGGER sessions_purge_only BEFORE DELETE ON public.sessions FOR EACH ROW EXECUTE FUNCTION public.memhub_delete_by_purge_only();
 
 ALTER TABLE ONLY public.admin_audit
     ADD CONSTRAINT admin_audit_token_id_fkey FOREIGN KEY (token_id) REFERENCES public.api_tokens(id);
@@ -1095,6 +1629,8 @@ ALTER TABLE public.memory_embeddings ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.memory_revisions ENABLE ROW LEVEL SECURITY;
 
+ALTER TABLE public.purge_tombstones ENABLE ROW LEVEL SECURITY;
+
 CREATE POLICY read_only_delete ON public.artifacts AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
 CREATE POLICY read_only_delete ON public.embedding_jobs AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
@@ -1114,6 +1650,8 @@ CREATE POLICY read_only_delete ON public.memory_corroborations AS RESTRICTIVE FO
 CREATE POLICY read_only_delete ON public.memory_embeddings AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
 CREATE POLICY read_only_delete ON public.memory_revisions AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.purge_tombstones AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
 CREATE POLICY read_only_delete ON public.session_events AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
@@ -1139,6 +1677,8 @@ CREATE POLICY read_only_insert ON public.memory_embeddings AS RESTRICTIVE FOR IN
 
 CREATE POLICY read_only_insert ON public.memory_revisions AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
+CREATE POLICY read_only_insert ON public.purge_tombstones AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
 CREATE POLICY read_only_insert ON public.session_events AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_insert ON public.sessions AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
@@ -1162,6 +1702,8 @@ CREATE POLICY read_only_update ON public.memory_corroborations AS RESTRICTIVE FO
 CREATE POLICY read_only_update ON public.memory_embeddings AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_update ON public.memory_revisions AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.purge_tombstones AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_update ON public.session_events AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
@@ -1190,6 +1732,8 @@ CREATE POLICY tenant_isolation ON public.memory_corroborations USING (public.mem
 CREATE POLICY tenant_isolation ON public.memory_embeddings USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
 CREATE POLICY tenant_isolation ON public.memory_revisions USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.purge_tombstones USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
 CREATE POLICY tenant_isolation ON public.session_events USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
@@ -1386,7 +1930,14 @@ GRANT ALL ON FUNCTION public.memhub_artifact_finish(p_sha bytea) TO memhub_app;
 REVOKE ALL ON FUNCTION public.memhub_artifact_read(p_sha bytea, p_offset bigint, p_length integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.memhub_artifact_read(p_sha bytea, p_offset bigint, p_length integer) TO memhub_app;
 
+REVOKE ALL ON FUNCTION public.memhub_delete_blobs(p_shas bytea[]) FROM PUBLIC;
+
+GRANT ALL ON FUNCTION public.memhub_delete_by_purge_only() TO memhub_app;
+
 GRANT ALL ON FUNCTION public.memhub_embedding_jobs_notify() TO memhub_app;
+
+REVOKE ALL ON FUNCTION public.memhub_gc(p_dry_run boolean, p_idempotency_ttl interval, p_dead_job_ttl interval, p_artifact_grace interval, p_login_forgive interval, p_batch integer, p_trigger text, p_min_gap interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.memhub_gc(p_dry_run boolean, p_idempotency_ttl interval, p_dead_job_ttl interval, p_artifact_grace interval, p_login_forgive interval, p_batch integer, p_trigger text, p_min_gap interval) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_lexical_candidates(p_namespace text, p_terms tsquery[], p_gates tsquery[], p_floors integer[], p_take integer, p_depth integer, p_kinds text[], p_tags text[]) TO memhub_app;
 
@@ -1400,9 +1951,29 @@ GRANT ALL ON FUNCTION public.memhub_ns_tags(ns text, tags text[]) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_ns_visible(ns text) TO memhub_app;
 
+GRANT SELECT ON TABLE public.purge_tombstones TO memhub_app;
+
+REVOKE ALL ON FUNCTION public.memhub_purge_answer(tomb public.purge_tombstones, p_extra jsonb) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION public.memhub_purge_artifact(p_sha bytea, p_namespace text, p_reason text, p_actor text, p_source text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION public.memhub_purge_handoff(p_id uuid, p_reason text, p_actor text, p_source text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION public.memhub_purge_memory(p_id uuid, p_reason text, p_actor text, p_source text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION public.memhub_purge_namespace(p_namespace text, p_reason text, p_actor text, p_source text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION public.memhub_purge_record(p_namespace text, p_kind text, p_target text, p_content_sha256 bytea, p_removed jsonb, p_reason text, p_actor text, p_source text) FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION public.memhub_purge_session(p_id uuid, p_reason text, p_actor text, p_source text) FROM PUBLIC;
+
+GRANT ALL ON FUNCTION public.memhub_purging(tbl regclass) TO memhub_app;
+
 GRANT ALL ON FUNCTION public.memhub_query_terms(q text) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_refresh_lexicon(p_namespace text) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_restoring(tbl regclass) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_tag_gate(ns text, tags text[]) TO memhub_app;
 
@@ -1426,6 +1997,8 @@ GRANT ALL ON FUNCTION public.memory_revisions_append_only() TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memory_revisions_insert_guard() TO memhub_app;
 
+GRANT ALL ON FUNCTION public.memory_revisions_restore_guard() TO memhub_app;
+
 GRANT ALL ON FUNCTION public.session_events_append_only() TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_tsquery_or(tsquery) TO memhub_app;
@@ -1446,7 +2019,7 @@ GRANT SELECT,INSERT,UPDATE ON TABLE public.api_tokens TO memhub_app;
 
 GRANT SELECT,USAGE ON SEQUENCE public.api_tokens_id_seq TO memhub_app;
 
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.artifacts TO memhub_app;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.artifacts TO memhub_app;
 
 GRANT SELECT,USAGE ON SEQUENCE public.artifacts_seq_seq TO memhub_app;
 
@@ -1454,7 +2027,11 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.embedding_jobs TO memhub_app;
 
 GRANT SELECT,USAGE ON SEQUENCE public.embedding_jobs_id_seq TO memhub_app;
 
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.handoffs TO memhub_app;
+GRANT SELECT ON TABLE public.gc_runs TO memhub_app;
+
+GRANT SELECT,USAGE ON SEQUENCE public.gc_runs_id_seq TO memhub_app;
+
+GRANT SELECT,INSERT,UPDATE ON TABLE public.handoffs TO memhub_app;
 
 GRANT SELECT,USAGE ON SEQUENCE public.handoffs_seq_seq TO memhub_app;
 
@@ -1464,23 +2041,25 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.lexicon_state TO memhub_app;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.lexicon_words TO memhub_app;
 
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.memories TO memhub_app;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.memories TO memhub_app;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.live_memories TO memhub_app;
 
 GRANT SELECT,USAGE ON SEQUENCE public.memories_seq_seq TO memhub_app;
 
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.memory_corroborations TO memhub_app;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.memory_corroborations TO memhub_app;
 
 GRANT SELECT,USAGE ON SEQUENCE public.memory_corroborations_id_seq TO memhub_app;
 
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.memory_embeddings TO memhub_app;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.memory_embeddings TO memhub_app;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.memory_revisions TO memhub_app;
 
+GRANT SELECT,USAGE ON SEQUENCE public.purge_tombstones_id_seq TO memhub_app;
+
 GRANT SELECT,INSERT ON TABLE public.session_events TO memhub_app;
 
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.sessions TO memhub_app;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.sessions TO memhub_app;
 
 GRANT SELECT,USAGE ON SEQUENCE public.sessions_seq_seq TO memhub_app;
 

@@ -44,14 +44,14 @@ class TokenStore:
         digest = hash_token(token)
 
         # Every /mcp request passes here: one autocommit round trip, no transaction (the
-        # tokens table is not tenant data, so no RLS scope is needed). No cache: a rotated or
-        # revoked token must stop working at once, in every process.
+        # tokens table is not tenant data, so no RLS scope is needed; behind a pooler the role
+        # and timeout travel with the statement). No cache: a rotated or revoked token must
+        # stop working at once, in every process.
         async def lookup(verify: bool) -> dict[str, Any] | None:
             try:
                 async with self.connection(verify=verify) as conn:
-                    cur = await conn.execute(q("tokens.find_active_by_hash"),
-                                             {"token_hash": digest})
-                    return await cur.fetchone()
+                    return await self.fetchone_outside_tx(
+                        conn, q("tokens.find_active_by_hash"), {"token_hash": digest})
             except (psycopg.Error, PoolTimeout) as exc:
                 raise translate(exc, committing=False) from exc
 
