@@ -35,6 +35,7 @@ from .gateway.rate_limit import FailedLookupLimiter
 from .gateway.token_gate import TokenGate, token_shape_check
 from .logs import configure_logging
 from .metrics import Metrics
+from .oauth import routes as oauth_routes
 from .runtime import Runtime, run_until_shutdown
 from .storage import expiry, retention
 from .storage.postgres import lexicon
@@ -143,7 +144,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             )
         return JSONResponse({"status": "ok", "db": "ok"})
 
-    admin_routes.install(app, rt)
+    admin = admin_routes.install(app, rt)
+    oauth = oauth_routes.install(app, rt, admin)  # before the MCP app's catch-all mount
     artifact_route.install(app, rt)
     metrics_route.install(app, rt)
     app.mount("/", mcp_app)
@@ -159,7 +161,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                        plausible=token_shape_check(web_token),
                        limiter=FailedLookupLimiter(settings.auth_failure_limit,
                                                    settings.auth_failure_window_seconds),
-                       on_refused=rt.metrics.auth_refused)
+                       on_refused=rt.metrics.auth_refused,
+                       resource_metadata=("/mcp", oauth.resource_metadata) if oauth else None)
     app.add_middleware(NormaliseMcpRequest)
     # Every route but /healthz and /metrics refuses a Host this server does not answer to (DNS
     # rebinding), before a token is looked at or a dashboard page is built from that Host.

@@ -124,11 +124,23 @@ class Settings(BaseSettings):
     dead_job_ttl_seconds: int = Field(default=30 * 86400, ge=60)
     # Artifact bytes that no namespace references any more go once they are this old.
     artifact_grace_seconds: int = Field(default=86400, ge=0)
+    # Change-feed entries (memory_changes) are kept this long; a cursor older than what is
+    # kept answers CURSOR_EXPIRED.
+    change_feed_retention_days: int = Field(default=30, ge=1)
     # How often each process tries a collection (one runs at a time across processes).
     gc_interval_seconds: float = Field(default=3600.0, gt=0)
 
     # --- admin ------------------------------------------------------------------------------
     admin_session_ttl_seconds: int = Field(default=8 * 3600, ge=60)
+
+    # --- OAuth 2.1 for remote MCP clients (oauth/) -------------------------------------------
+    # Served when ADMIN_PASSWORD is set (the operator approves each client on /admin) and the
+    # issuer, MEMHUB_PUBLIC_URL or else the bind address, is https or loopback http.
+    oauth_enabled: bool = True
+    # Seconds an access token is good for; the client then refreshes it (a rotated refresh
+    # token, good for oauth_refresh_token_ttl, or until the operator revokes the grant).
+    oauth_access_token_ttl: int = Field(default=3600, ge=60, le=86400)
+    oauth_refresh_token_ttl: int = Field(default=30 * 86400, ge=3600)
 
     @field_validator("trusted_proxies")
     @classmethod

@@ -50,6 +50,16 @@ class Conflict(MemhubError):
     remedy = "Re-read the current state and decide again."
 
 
+class CursorExpired(MemhubError):
+    code = "CURSOR_EXPIRED"
+    http_status = 410
+    remedy = (
+        "The changes after this cursor are no longer kept (MEMHUB_CHANGE_FEED_RETENTION_DAYS): "
+        "re-read what you need in full (memory_list, handoff_list, session_list), then follow "
+        "the feed again: memory_changes without a cursor starts at the oldest change kept."
+    )
+
+
 class IdempotencyMismatch(MemhubError):
     code = "IDEMPOTENCY_MISMATCH"
     http_status = 409
@@ -60,6 +70,16 @@ class Forbidden(MemhubError):
     code = "FORBIDDEN"
     http_status = 403
     remedy = "Use a token whose scope includes this namespace (and write access for writes)."
+
+
+class ToolNotInProfile(MemhubError):
+    code = "TOOL_NOT_IN_PROFILE"
+    http_status = 403
+    remedy = (
+        "This token's tool profile does not include the tool: use one of the tools tools/list "
+        "shows, or a token with tool profile 'full' (memhub-admin token create --tool-profile "
+        "full, or the dashboard)."
+    )
 
 
 class Unauthorized(MemhubError):

@@ -3,6 +3,7 @@
     memhub-admin status
     memhub-admin token list
     memhub-admin token create --surface S [--namespace N ...] [--read-only] [--label L]
+                              [--tool-profile core|full]
     memhub-admin token rotate S [--yes]
     memhub-admin token revoke ID [--yes]
     memhub-admin migrate
@@ -35,7 +36,8 @@ from ..storage.postgres.database_url import (
     direct_dsn,
 )
 from ..storage.postgres.migrate import apply_migrations, migration_files
-from . import gc, purge, transfer_cli
+from ..storage.principal import TOOL_PROFILES
+from . import gc, oauth_cli, purge, transfer_cli
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_ABORTED = 0, 1, 2, 3
 
@@ -126,7 +128,7 @@ def needs_confirmation(args, what: str) -> int | None:
 # --- text rendering -------------------------------------------------------------------------
 def token_line(t: dict[str, Any]) -> str:
     scope = ",".join(t["namespaces"]) if t["namespaces"] else "*"
-    access = "ro" if t["read_only"] else "rw"
+    access = ("ro" if t["read_only"] else "rw") + f" {t['tool_profile']}"
     state = "active" if t["active"] else f"revoked {t['revoked_at'][:19]}"
     label = f"  {t['label']}" if t["label"] else ""
     return (
@@ -240,6 +242,7 @@ def cmd_token_create(args, settings: Settings) -> int:
             namespaces=args.namespace,
             read_only=args.read_only,
             label=args.label,
+            tool_profile=args.tool_profile,
         )
 
     def render(row):
@@ -248,7 +251,8 @@ def cmd_token_create(args, settings: Settings) -> int:
             row,
             f"created token {row['id']} for {row['surface']} "
             f"({','.join(row['namespaces']) if row['namespaces'] else 'all namespaces'}, "
-            f"{'read-only' if row['read_only'] else 'read-write'}); shown once:\n{row['token']}",
+            f"{'read-only' if row['read_only'] else 'read-write'}, tools: {row['tool_profile']}"
+            f"); shown once:\n{row['token']}",
         )
 
     return run_store(args, settings, fn, render)
@@ -346,6 +350,8 @@ def build_parser() -> argparse.ArgumentParser:
     purge.add_commands(sub, common, run_store=run_store, emit=emit, fail=fail,
                        needs_confirmation=needs_confirmation, actor=cli_actor)
     gc.add_commands(sub, common, run_store=run_store, emit=emit, fail=fail, actor=cli_actor)
+    oauth_cli.add_commands(sub, common, run_store=run_store, emit=emit, fail=fail,
+                           needs_confirmation=needs_confirmation, actor=cli_actor)
 
     token = sub.add_parser("token", help="list, create, rotate, revoke tokens")
     tsub = token.add_subparsers(dest="token_command", required=True)
@@ -361,6 +367,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "empty name is refused")
     create.add_argument("--read-only", action="store_true", help="refuse every write")
     create.add_argument("--label", help="a note for operators (<= 100 chars)")
+    create.add_argument("--tool-profile", choices=TOOL_PROFILES, default="full",
+                        help="the tools its client sees: core (the usual path) or full (all)")
     create.set_defaults(func=cmd_token_create)
 
     rotate = tsub.add_parser("rotate", parents=[common], help="replace a surface's token")

@@ -217,7 +217,8 @@ async def run(backend, namespace: str, notes: list[Note]) -> list[dict[str, Any]
         try:
             answer = await backend.remember(
                 AUTHOR, namespace, content=note.content, kind=note.kind, title=note.title,
-                metadata=metadata(note), client_request_id=request_id(namespace, note))
+                metadata=metadata(note), client_request_id=request_id(namespace, note),
+                origin="imported")
         except MemhubError as err:
             row.update(outcome="refused", error={"code": err.code, "message": err.message})
         else:

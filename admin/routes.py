@@ -260,6 +260,7 @@ class Admin:
         storage = self.rt.storage()
         tokens = await storage.list_tokens()
         overview = await storage.overview()
+        observations = await storage.observation_totals()
         audit = await storage.recent_audit(25)
         mcp_url = self.mcp_url(request)
         cards = []
@@ -283,11 +284,13 @@ class Admin:
             csrf=manager.csrf_token(session),
             cards=cards,
             extra_tokens=[t for t in tokens if t["kind"] != "surface"],
+            oauth_grants=await storage.list_oauth_grants(),
             extra_fresh=extra_fresh,
             extra_snippets=(
                 configs.snippets(None, mcp_url, extra_fresh["token"]) if extra_fresh else []
             ),
             overview=overview,
+            open_observations=sum(o["open"] for o in observations.values()),
             chart_svg=chart.stacked_bars(overview["days"], overview["writes"]),
             legend=chart.legend(overview["writes"]),
             audit=audit,
@@ -339,6 +342,7 @@ class Admin:
                 namespaces=namespaces_chosen(form),
                 read_only=form.get("access") == "read",
                 label=form.get("label") or None,
+                tool_profile=form.get("tool_profile") or "full",
             )
         except MemhubError as err:
             return await self.dashboard(request, status=err.http_status, error=err.message)
@@ -347,7 +351,7 @@ class Admin:
         return await self.show_once(request, session, token, {"row": row})
 
 
-def install(app: FastAPI, rt: Runtime) -> None:
+def install(app: FastAPI, rt: Runtime) -> Admin:
     admin = Admin(rt)
 
     async def handle(coro) -> Response:
@@ -392,3 +396,4 @@ def install(app: FastAPI, rt: Runtime) -> None:
         "/admin/tokens/{token_id}/revoke", revoke, methods=["POST"], include_in_schema=False
     )
     app.mount("/admin/static", StaticFiles(directory=HERE / "static"), name="admin-static")
+    return admin

@@ -320,7 +320,7 @@ def baseline_of(results: dict[str, Any]) -> dict[str, Any]:
 
 
 def render_report(results, sweep_rows, tokens, env: EvalEnv, settings: Settings,
-                  lag: dict[str, Any] | None) -> str:
+                  lag: dict[str, Any] | None, recall: dict[str, Any] | None = None) -> str:
     """docs/evaluation.md: every figure of this run, nothing else."""
     lines = [
         "# Retrieval evaluation",
@@ -428,6 +428,10 @@ def render_report(results, sweep_rows, tokens, env: EvalEnv, settings: Settings,
               (f"{', '.join(env.quarantined)}: stored but never served, so queries that need "
                "them lose those grades (a false positive of `storage/sanitize.py`'s screen, "
                "measured here as a user would feel it)." if env.quarantined else "None.")]
+    if recall:
+        from bench.eval_recall import render_recall
+
+        lines += render_recall(recall)
     lines += render_sweep(sweep_rows, env, settings)
     lines += ["", "## Run time", "",
               f"Loading 219 memories through `remember`: {env.timings['load_seconds']} s; "
@@ -562,11 +566,14 @@ async def embedded_eval_env(
 async def _main(args) -> int:
     async with embedded_eval_env() as (env, settings):
         results = await evaluate_all(env)
+        from bench.eval_recall import evaluate_recall
+
+        recall = await evaluate_recall(env)
         sweep_rows = await sweep(env, settings) if not args.no_sweep else None
         tokens = await token_saving(env)
         lag = await measure_lag(env, settings)
     report = render_report(results, sweep_rows or {"distance": [], "coverage": []},
-                           tokens, env, settings, lag)
+                           tokens, env, settings, lag, recall)
     REPORT.write_text(report)
     if args.write_baseline:
         BASELINE.write_text(json.dumps(baseline_of(results), indent=2, sort_keys=True) + "\n")

@@ -120,32 +120,36 @@ async def write_through_mcp(base_url: str, count: int, concurrency: int = 4) -> 
     return time.perf_counter() - started
 
 
-def bulk_insert(dsn: str, start: int, stop: int) -> None:
+def bulk_insert(dsn: str, start: int, stop: int, *, namespace: str = NAMESPACE,
+                make=None) -> None:
+    """Memories start..stop of `make(i)` (default: this module's generator) into `namespace`
+    by COPY, with their revision rows and embedding jobs."""
     from memhub.storage.memory_input import content_hash
     from memhub.storage.sanitize import sanitize_text
 
     rng = random.Random(start)
+    make = make or (lambda i: synthetic(i, rng))
     with psycopg.connect(dsn) as conn:
         with conn.cursor().copy(
             "COPY memories (namespace, kind, title, content, tags, content_hash, author_client)"
             " FROM STDIN"
         ) as copy:
             for i in range(start, stop):
-                item = synthetic(i, rng)
+                item = make(i)
                 content = sanitize_text(item["content"])
-                copy.write_row((NAMESPACE, item["kind"], item["title"], content, item["tags"],
+                copy.write_row((namespace, item["kind"], item["title"], content, item["tags"],
                                 content_hash(content), "bench"))
         conn.execute(
             "INSERT INTO memory_revisions (memory_id, namespace, revision, title, content, tags,"
             " author_client) SELECT id, namespace, 1, title, content, tags, author_client"
             " FROM memories m WHERE namespace = %s AND NOT EXISTS"
-            " (SELECT 1 FROM memory_revisions r WHERE r.memory_id = m.id)", [NAMESPACE])
+            " (SELECT 1 FROM memory_revisions r WHERE r.memory_id = m.id)", [namespace])
         conn.execute(
             "INSERT INTO embedding_jobs (namespace, memory_id, revision)"
             " SELECT namespace, id, current_revision FROM memories m WHERE namespace = %s"
             " AND NOT EXISTS (SELECT 1 FROM memory_embeddings e WHERE e.memory_id = m.id)"
             " AND NOT EXISTS (SELECT 1 FROM embedding_jobs j WHERE j.memory_id = m.id)",
-            [NAMESPACE])
+            [namespace])
         conn.execute("ANALYZE memories")
         conn.execute("ANALYZE memory_embeddings")
 
@@ -165,7 +169,8 @@ class _Explaining:
         return await self.conn.execute(sql, params, prepare=prepare)
 
 
-async def sql_times(dsn: str, settings, texts: list[str]) -> dict[str, float]:
+async def sql_times(dsn: str, settings, texts: list[str], *, namespace: str = NAMESPACE
+                    ) -> dict[str, float]:
     """Median EXPLAIN ANALYZE execution time (ms) of each leg over `texts`, as memhub_app under
     the server's search settings. The lexical leg's statements are summed."""
     from pgvector.psycopg import register_vector_async
@@ -184,7 +189,7 @@ async def sql_times(dsn: str, settings, texts: list[str]) -> dict[str, float]:
 
     model = load_model(settings, for_queries=True)  # the server's query model
     times: dict[str, list[float]] = {"lexical": [], "semantic": []}
-    params = {"namespace": NAMESPACE, "kinds": None, "tags": None, "depth": MIN_LEG_DEPTH}
+    params = {"namespace": namespace, "kinds": None, "tags": None, "depth": MIN_LEG_DEPTH}
     async with await psycopg.AsyncConnection.connect(dsn, autocommit=True,
                                                      row_factory=dict_row) as conn:
         await register_vector_async(conn)
@@ -193,7 +198,7 @@ async def sql_times(dsn: str, settings, texts: list[str]) -> dict[str, float]:
             vector = next(iter(model.query_embed([text])))
             async with conn.transaction():
                 await conn.execute("SELECT set_config('memhub.namespaces', %s, true)",
-                                   [NAMESPACE])
+                                   [namespace])
                 for name, value in search_gucs(settings.hnsw_ef_search).items():
                     await conn.execute("SELECT set_config(%s, %s, true)", [name, value])
                 explaining = _Explaining(conn)

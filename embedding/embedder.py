@@ -24,12 +24,16 @@ import numpy as np
 from ..config import Settings
 from .lru import LRU
 from .quantized_model import quantized_copy
+from .sessions import open_session, release_freed_heap
 
 logger = logging.getLogger(__name__)
 
 LOADING, READY, UNAVAILABLE = "loading", "ready", "unavailable"
-# Texts per model call within a document batch (see Embedder.embed_documents).
-DOC_BATCH = 16
+# Texts per model call within a document batch (see Embedder.embed_documents). onnxruntime's
+# arena keeps the largest activations it has held, which grow with the batch (16 texts of 256
+# tokens: +230 MiB, for good); 4 costs no more CPU per text than 16 on short notes, where
+# padding already makes larger batches no cheaper (docs/performance.md).
+DOC_BATCH = 4
 # Query embeddings started ahead of their search (Embedder.prefetch) at once, at most: each
 # is the work its search would do anyway, and this bounds what a burst can queue.
 PREFETCH_MAX = 32
@@ -58,7 +62,7 @@ def _load_model(name: str, path: Any, threads: int, max_tokens: int = 256,
     from fastembed import TextEmbedding
 
     key = (name, str(path) if path is not None else None, threads, max_tokens, quantize,
-           str(cache_dir) if quantize != "none" else None)
+           str(cache_dir) if cache_dir is not None else None)
     with _MODELS_LOCK:
         model = _MODELS.get(key)
         if model is None:
@@ -69,44 +73,25 @@ def _load_model(name: str, path: Any, threads: int, max_tokens: int = 256,
             else:
                 # Never reach for the hub: the cache or nothing.
                 where = {"local_files_only": True}
+            # Resolve the fp32 files only (lazy: no ONNX session); the session is opened
+            # below, by memhub (embedding/sessions.py), not by fastembed.
+            source = TextEmbedding(name, lazy_load=True, **where).model
+            source_file = Path(source._model_dir) / source.model_description.model_file
             if quantize != "none":
-                # Resolve the fp32 files only (lazy: no ONNX session), then load the copy.
-                source = TextEmbedding(name, lazy_load=True, **where).model
                 copy = quantized_copy(Path(source._model_dir),
                                       source.model_description.model_file, Path(cache_dir),
                                       quantize)
                 where = {"specific_model_path": str(copy)}
-            copy = quantize != "none"
-            # The copy's session is opened here (below), not by fastembed: lazy_load.
-            model = TextEmbedding(name, threads=threads, lazy_load=copy, **where)
-            if copy:
-                _open_with_sleeping_threads(model, threads)
+            model = TextEmbedding(name, threads=threads, lazy_load=True, **where)
+            # The query copy's threads sleep between runs: on a 2-core machine a spinning
+            # second thread takes the core PostgreSQL needs for the other leg (measured: server
+            # CPU per hybrid search 12 -> 33 ms, p50 20 -> 24 ms). Asleep, two threads embed a
+            # query ~1.5 ms sooner than one (docs/performance.md).
+            open_session(model, threads, spinning=quantize == "none",
+                         table_source=source_file, cache_dir=cache_dir)
             _truncate(model, max_tokens)
             _MODELS[key] = model
         return model
-
-
-def _open_with_sleeping_threads(model: Any, threads: int) -> None:
-    """Open the query model's ONNX session with its worker threads sleeping between runs.
-
-    onnxruntime's threads spin after each run, waiting for the next one: on a 2-core machine a
-    spinning second thread takes the core PostgreSQL needs for the other leg (measured: server
-    CPU per hybrid search 12 -> 33 ms, p50 20 -> 24 ms). Asleep, two threads embed a query
-    ~1.5 ms sooner than one (docs/performance.md). fastembed does not expose the option, so `model`
-    comes lazily loaded: its tokenizer is loaded alone and the session is made here, with
-    fastembed's settings plus this one (one session, not one made and replaced)."""
-    import onnxruntime as ort
-
-    inner = model.model
-    inner._ensure_tokenizer()
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    path = Path(inner._model_dir) / inner.model_description.model_file
-    inner.model = ort.InferenceSession(str(path), sess_options=options,
-                                       providers=["CPUExecutionProvider"])
 
 
 def _truncate(model: Any, max_tokens: int) -> None:
@@ -165,6 +150,7 @@ class Embedder:
                         f"model {self.model_name} returns {len(probe)}-d vectors, "
                         f"MEMHUB_EMBED_DIM is {self.dim}"
                     )
+            release_freed_heap()  # what reading the model files left in the heap
         except Exception as exc:  # any failure leaves the service up, lexical-only
             self._state = UNAVAILABLE
             self._reason = f"{type(exc).__name__}: {str(exc)[:300]}"

@@ -4,11 +4,11 @@ A hybrid or semantic search waits for its query's vector before the semantic leg
 and the embedding is the longest step on that path. The tool itself only runs after fastmcp's
 HTTP and MCP layers have parsed and validated the request (~1 ms of the event loop's time, more
 on a busy machine), so this middleware, inside the token gate and the body limit, reads a small
-POST /mcp body once: when it is a `tools/call` of `memory_search` (mode hybrid or semantic) or
-`memory_context` with a query, the query (normalised as the search will: `check_query`) starts
-embedding in a worker thread (`Embedder.prefetch`) while those layers run on the event loop,
-and the search joins it (`Embedder.query_vector`) instead of starting its own (its effect on
-search latency at 100k memories: docs/performance.md).
+POST /mcp body once: when it is a `tools/call` of `memory_search` (mode hybrid or semantic),
+`recall` or `memory_context` with a query, the query (normalised as the search will:
+`check_query`) starts embedding in a worker thread (`Embedder.prefetch`) while those layers
+run on the event loop, and the search joins it (`Embedder.query_vector`) instead of starting
+its own (its effect on search latency at 100k memories: docs/performance.md).
 
 Nothing else changes: the body is handed on byte for byte; a body over PEEK_BYTES (an
 artifact upload) is not parsed and streams on as it came; anything unexpected (not JSON, a
@@ -63,7 +63,7 @@ def search_query(body: bytes) -> str | None:
     search will refuse)."""
     # Every other tool call is passed over without parsing its JSON (a name spelled with
     # escapes is missed: its search then embeds the query itself).
-    if b'"memory_search"' not in body and b'"memory_context"' not in body:
+    if not any(name in body for name in (b'"memory_search"', b'"recall"', b'"memory_context"')):
         return None
     try:
         message = json.loads(body)
@@ -78,6 +78,8 @@ def search_query(body: bytes) -> str | None:
     if params.get("name") == "memory_search":
         if arguments.get("mode", "hybrid") not in ("hybrid", "semantic"):
             return None
+        required = True
+    elif params.get("name") == "recall":
         required = True
     elif params.get("name") == "memory_context":
         required = False

@@ -93,13 +93,21 @@ async def send_error(send: Callable, error: MemhubError, extra_headers=(),
     await send({"type": "http.response.body", "body": body})
 
 
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix + "/")
+
+
 class TokenGate:
     def __init__(self, app: ASGIApp, authenticate: Authenticator, prefixes: tuple[str, ...],
                  plausible: Callable[[str], bool] | None = None,
                  limiter: FailedLookupLimiter | None = None,
-                 on_refused: Callable[[str], None] | None = None):
-        """`on_refused(reason)` counts each refusal: "missing", "invalid" or "rate_limited"."""
+                 on_refused: Callable[[str], None] | None = None,
+                 resource_metadata: tuple[str, str] | None = None):
+        """`on_refused(reason)` counts each refusal: "missing", "invalid" or "rate_limited".
+        `resource_metadata` (path prefix, URL): a 401 under that prefix names the RFC 9728
+        metadata URL, where an OAuth client discovers how to get a token (oauth/)."""
         self.app = app
+        self.resource_metadata = resource_metadata
         self.on_refused = on_refused or (lambda reason: None)
         self.authenticate = authenticate
         self.prefixes = prefixes
@@ -107,7 +115,7 @@ class TokenGate:
         self.limiter = limiter
 
     def _guarded(self, path: str) -> bool:
-        return any(path == p or path.startswith(p + "/") for p in self.prefixes)
+        return any(_under(path, p) for p in self.prefixes)
 
     async def __call__(self, scope: Scope, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http" or not self._guarded(scope.get("path", "")):
@@ -147,6 +155,8 @@ class TokenGate:
             self.on_refused("missing" if not token else "invalid")
             reason = "missing token" if not token else "invalid or revoked token"
             header = f'Bearer realm="memhub", error="invalid_token", error_description="{reason}"'
+            if self.resource_metadata and _under(scope["path"], self.resource_metadata[0]):
+                header += f', resource_metadata="{self.resource_metadata[1]}"'
             await send_error(
                 send,
                 Unauthorized(reason),

@@ -38,11 +38,13 @@ class AdminBackend(ABC):
         namespaces: list[str] | None,
         read_only: bool,
         label: str | None = None,
+        tool_profile: str = "full",
     ) -> dict[str, Any]:
         """Create an extra (kind 'scoped') token; the result carries the plaintext `token`,
         which is returned only here. `namespaces` None is every namespace (an explicit
-        choice); an empty list is refused. Audited. Raises InvalidInput for a bad surface,
-        an empty or bad namespace list, or a bad label."""
+        choice); an empty list is refused. `tool_profile`: 'core' or 'full', the tools its
+        client sees and may call. Audited. Raises InvalidInput for a bad surface, an empty or
+        bad namespace list, a bad label or tool profile."""
 
     @abstractmethod
     async def rotate_surface(self, actor: Actor, surface: str) -> dict[str, Any]:

@@ -11,9 +11,14 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from .admin import AdminBackend
+from .bootstrap import BootstrapBackend
+from .changes import ChangeFeedBackend
 from .memories import MemoryBackend
+from .oauth import OAuthBackend
 from .principal import Principal
+from .profiles import ProfileBackend
 from .search import SearchBackend
+from .trust import TrustBackend
 from .work import WorkBackend
 
 
@@ -54,5 +59,7 @@ class CoreBackend(ABC):
         the backlog. Raises Unavailable (or another MemhubError) when the database fails."""
 
 
-class StorageBackend(CoreBackend, AdminBackend, MemoryBackend, SearchBackend, WorkBackend, ABC):
+class StorageBackend(CoreBackend, AdminBackend, BootstrapBackend, MemoryBackend, SearchBackend,
+                     WorkBackend,
+                     ProfileBackend, OAuthBackend, ChangeFeedBackend, TrustBackend, ABC):
     """Everything the tools may ask of storage."""

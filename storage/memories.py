@@ -33,8 +33,15 @@ class MemoryBackend(ABC):
         client_request_id: str | None = None,
         expires_at: Any = None,
         metadata: dict[str, Any] | None = None,
+        origin: str | None = None,
+        model: str | None = None,
+        derived_from: list[Any] | None = None,
+        client_info: str | None = None,
     ) -> dict[str, Any]:
-        """{"outcome": created|deduplicated|replayed, "memory", "superseded", "quarantine"}."""
+        """{"outcome": created|deduplicated|replayed, "memory", "superseded", "quarantine",
+        "verified_persisted"}. Provenance (memory_input.check_origin, check_label,
+        check_derived_from): origin defaults to agent_inferred; derived_from entries must
+        exist in the namespace (NOT_FOUND)."""
 
     @abstractmethod
     async def revise(
@@ -48,9 +55,14 @@ class MemoryBackend(ABC):
         title: str | None = None,
         tags: list[str] | None = None,
         client_request_id: str | None = None,
+        origin: str | None = None,
+        model: str | None = None,
+        derived_from: list[Any] | None = None,
+        client_info: str | None = None,
     ) -> dict[str, Any]:
-        """{"outcome": revised|replayed, ...} or {"outcome": "conflict", "current_revision",
-        "current_content", "current_author", "current_at", "memory"} when the CAS lost."""
+        """Provenance not given is kept. {"outcome": revised|replayed, ...} or {"outcome":
+        "conflict", "current_revision", "current_content", "current_author", "current_at",
+        "memory"} when the CAS lost."""
 
     @abstractmethod
     async def forget(

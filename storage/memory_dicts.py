@@ -52,4 +52,19 @@ def memory_dict(row: dict[str, Any]) -> dict[str, Any]:
         "metadata": wrap_json(row.get("metadata")),
         "quarantined": bool(row.get("quarantined", False)),
         "deleted_reason": wrap_untrusted(row.get("deleted_reason")),
+        **provenance(row),
+    }
+
+
+def provenance(row: dict[str, Any]) -> dict[str, Any]:
+    """Where the memory came from and whether it is due for re-verification (migration 0029).
+    `needs_reverification` is computed by the read (live_memories, or the audit reads); a row
+    a write just returned is fresh by definition."""
+    return {
+        "origin": row.get("origin", "agent_inferred"),
+        "model": row.get("model"),
+        "client_info": row.get("client_info"),
+        "derived_from": list(row.get("derived_from") or []),
+        "needs_reverification": bool(row.get("needs_reverification", False))
+        and effective_status(row) == "ACTIVE",
     }

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import InvalidInput, TooLarge
-from .sanitize import sanitize_text
+from .sanitize import sanitize_text, screen_text
 from .work_input import sanitize_json
 
 KINDS = ("DECISION", "FACT", "CONVENTION", "NOTE", "TODO")
@@ -29,6 +29,13 @@ MAX_METADATA_BYTES = 16 * 1024
 MAX_REQUEST_ID = 200
 MAX_REASON = 500
 MAX_LIST_LIMIT = 200
+# Provenance (migration 0029): who stated a memory, which model wrote it, what it came from.
+ORIGINS = ("user_stated", "agent_inferred", "imported", "curated")
+DEFAULT_ORIGIN = "agent_inferred"
+MAX_MODEL = 100
+MAX_CLIENT_INFO = 200
+MAX_DERIVED_FROM = 20
+SOURCE_TYPES = ("memory", "session", "handoff", "artifact")
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SPACE = re.compile(r"\s+")
@@ -213,3 +220,54 @@ def check_limit(limit: Any) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIST_LIMIT:
         raise InvalidInput(f"limit must be between 1 and {MAX_LIST_LIMIT}", field="limit")
     return limit
+
+
+def check_origin(origin: Any, *, default: str | None = DEFAULT_ORIGIN) -> str | None:
+    """One of ORIGINS; None gives `default` (a revision passes None: keep the stored one)."""
+    if origin is None:
+        return default
+    if origin not in ORIGINS:
+        raise InvalidInput(f"origin must be one of {', '.join(ORIGINS)}", field="origin")
+    return origin
+
+
+def check_label(value: Any, field: str, max_chars: int) -> str | None:
+    """A short label a client names itself by (a model, a client name/version): sanitized,
+    whitespace folded, bounded; None or blank is None."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(f"{field} must be a string", field=field)
+    if len(value) > max_chars:
+        raise TooLarge(f"{field} is longer than {max_chars} characters", field=field,
+                       limit=max_chars)
+    cleaned = _SPACE.sub(" ", _CONTROL.sub(" ", sanitize_text(value))).strip()
+    if screen_text(cleaned):
+        # Returned bare beside every memory: a label is refused rather than quarantined.
+        raise InvalidInput(f"{field} looks like instructions, not a name", field=field)
+    return cleaned or None
+
+
+def check_derived_from(refs: Any) -> list[dict[str, str]] | None:
+    """[{"type": memory|session|handoff|artifact, "id": UUID}], de-duplicated, at most
+    MAX_DERIVED_FROM; None when not given. A bare id string names a memory."""
+    if refs is None:
+        return None
+    if not isinstance(refs, list):
+        raise InvalidInput("derived_from must be a list", field="derived_from")
+    if len(refs) > MAX_DERIVED_FROM:
+        raise TooLarge(f"derived_from names at most {MAX_DERIVED_FROM} records",
+                       field="derived_from", limit=MAX_DERIVED_FROM)
+    out: list[dict[str, str]] = []
+    for ref in refs:
+        if isinstance(ref, str):
+            ref = {"type": "memory", "id": ref}
+        if not isinstance(ref, dict) or set(ref) - {"type", "id"} \
+                or ref.get("type") not in SOURCE_TYPES:
+            raise InvalidInput(
+                "each derived_from entry is {\"type\": memory|session|handoff|artifact, "
+                "\"id\": UUID} (or a memory id)", field="derived_from")
+        entry = {"type": ref["type"], "id": str(parse_id(ref.get("id"), "derived_from"))}
+        if entry not in out:
+            out.append(entry)
+    return out

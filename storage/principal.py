@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from ..errors import Forbidden, InvalidInput
 
 NAMESPACE_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+# Which tools a token's client sees and may call (tools/tool_profiles.py; migration 0027).
+TOOL_PROFILES = ("core", "full")
 
 
 @dataclass(frozen=True)
@@ -20,9 +22,19 @@ class Principal:
     namespaces: tuple[str, ...] | None  # None: every namespace
     read_only: bool = False
     prefix: str = ""
+    tool_profile: str = "full"
 
     def can_see(self, namespace: str) -> bool:
         return self.namespaces is None or namespace in self.namespaces
+
+
+def check_tool_profile(value: str | None) -> str:
+    """A token's tool profile (None: 'full'). Raises InvalidInput naming the choices."""
+    value = "full" if value is None else value
+    if value not in TOOL_PROFILES:
+        raise InvalidInput(f"tool_profile must be one of {', '.join(TOOL_PROFILES)}",
+                           field="tool_profile")
+    return value
 
 
 def check_namespace(principal: Principal, namespace: str, *, write: bool) -> str:

@@ -36,8 +36,23 @@ class SearchBackend(ABC):
         tags: list[str] | None = None,
         mode: str = "hybrid",
     ) -> dict[str, Any]:
-        """{"results": [{"memory", "score", "why": {lexical_rank, semantic_rank, distance}}],
-        "mode", "degraded"}; best first, at most `limit`."""
+        """{"results": [{"memory", "score", "why": {lexical_rank, semantic_rank, distance,
+        coverage}, "match": {admitted, reason, evidence}}], "mode", "degraded"}; best first, at
+        most `limit`."""
+
+    @abstractmethod
+    async def recall(
+        self,
+        principal: Any,
+        namespace: str,
+        query: str,
+        *,
+        limit: int = 10,
+        kinds: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """memory_search (hybrid) keeping only what the retrieval guard admits:
+        {"results": [...admitted, as search's...], "rejected": int, "reasons": {reason: n},
+        "answered": bool, "degraded"}. No result is an answer: nothing recorded matches."""
 
     @abstractmethod
     async def context(
@@ -49,7 +64,8 @@ class SearchBackend(ABC):
         budget_tokens: int = 2000,
         kinds: list[str] | None = None,
     ) -> dict[str, Any]:
-        """{"memories", "tokens_used", "budget_tokens", "omitted", "degraded"}; tokens_used <=
+        """{"memories", "tokens_used", "budget_tokens", "omitted", "rejected", "degraded"};
+        "rejected": candidates the retrieval guard did not admit (with a query); tokens_used <=
         budget_tokens always."""
 
 

@@ -1,7 +1,8 @@
 """The namespace export file: JSON Lines, one record per line, versioned (docs/operations.md,
 "Export and import").
 
-    {"format":"memhub-export","namespace":"acme","record":"header","version":1}
+    {"format":"memhub-export","namespace":"acme","record":"header","version":2}
+    {"record":"profile", ...}           the namespace's profile, when it has one (version 2)
     {"record":"memory", ...}            every memory, oldest first, with its revisions
     {"record":"handoff", ...}           oldest first
     {"record":"session", ...}           oldest first, each followed by its events
@@ -33,11 +34,14 @@ from ..errors import InvalidInput, UnsupportedFormat
 from .principal import NAMESPACE_RE
 
 FORMAT = "memhub-export"
-VERSION = 1
-KINDS = ("memory", "handoff", "session", "session_event", "blob", "blob_chunk", "artifact")
+VERSION = 2
+KINDS = ("profile", "memory", "handoff", "session", "session_event", "blob", "blob_chunk",
+         "artifact")
+# Kinds a version introduced: an older file holds none, and its end record does not count them.
+_SINCE = {"profile": 2}
 # The order records come in: a kind never follows one of a higher rank.
-_RANK = {"memory": 0, "handoff": 1, "session": 2, "session_event": 2, "blob": 3,
-         "blob_chunk": 3, "artifact": 3}
+_RANK = {"profile": 0, "memory": 1, "handoff": 2, "session": 3, "session_event": 3, "blob": 4,
+         "blob_chunk": 4, "artifact": 4}
 # New ids for a namespace imported under another name: uuid5(REMAP, "<namespace>/<old id>").
 REMAP = uuid.UUID("6f1d3c52-3a43-5bd4-9d0c-8a7e0c6b2f11")
 
@@ -157,15 +161,19 @@ def scan(path: Path, advance=None) -> Scan:
             record = parse_line(number, raw)
             if result is None:
                 result = Scan(check_header(record))
+                version = record["version"]
                 digest.update(raw)
                 continue
             kind = record["record"]
             if kind == "end":
                 end = record
                 continue
-            if kind not in counts:
+            if kind not in counts or _SINCE.get(kind, 1) > version:
                 raise InvalidInput(f"line {number} is a record of unknown kind {kind[:40]!r}",
                                    remedy=DAMAGED, line=number)
+            if kind == "profile" and counts["profile"]:
+                raise InvalidInput(f"line {number}: a second profile record", remedy=DAMAGED,
+                                   line=number)
             if _RANK[kind] < rank:
                 raise InvalidInput(f"line {number}: a {kind} record out of order",
                                    remedy=DAMAGED, line=number)
@@ -183,7 +191,8 @@ def scan(path: Path, advance=None) -> Scan:
     if end is None:
         raise InvalidInput("the file ends before its end record: it was cut short",
                            remedy=DAMAGED)
-    if end.get("counts") != counts or end.get("sha256") != digest.hexdigest():
+    counted = {k: n for k, n in counts.items() if _SINCE.get(k, 1) <= version}
+    if end.get("counts") != counted or end.get("sha256") != digest.hexdigest():
         raise InvalidInput("the file's records do not match its end record (counts or "
                            "SHA-256): it was changed or damaged", remedy=DAMAGED)
     result.counts = counts

@@ -22,6 +22,7 @@ from uuid import UUID
 from ..errors import InvalidInput, TooLarge
 from . import memory_input as mi
 from .memory_dicts import effective_status
+from .profiles import check_profile
 from .sanitize import sanitize_text, screen
 from .transfer_format import DAMAGED, Remap
 from .work_input import (
@@ -150,9 +151,24 @@ def _reasons(rec: dict[str, Any], *texts: str | None) -> tuple[bool, list[str]]:
     return flagged or found.quarantined, reasons
 
 
+# --- the namespace's profile ----------------------------------------------------------------
+def profile_record(row: dict[str, Any]) -> dict[str, Any]:
+    return {"record": "profile", "profile": row["profile"], "version": row["version"],
+            "created_at": ts(row["created_at"]), "updated_at": ts(row["updated_at"]),
+            "updated_by": row["updated_by"]}
+
+
+def check_profile_record(rec: dict[str, Any]) -> dict[str, Any]:
+    """Checked as namespace_init checks a profile: bounds, keys and the injection screen."""
+    return {"record": "profile", "profile": check_profile(_get(rec, "profile")),
+            "version": _int(rec, "version", 1), "created_at": _time(rec, "created_at"),
+            "updated_at": _time(rec, "updated_at"), "updated_by": _label(rec, "updated_by")}
+
+
 # --- memories -----------------------------------------------------------------------------
 def memory_record(row: dict[str, Any], revisions: list[dict[str, Any]],
-                  corroborations: list[dict[str, Any]]) -> dict[str, Any]:
+                  corroborations: list[dict[str, Any]],
+                  verifications: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     return {
         "record": "memory", "id": str(row["id"]), "kind": row["kind"], "key": row["key"],
         "metadata": row["metadata"], "status": effective_status(row),
@@ -161,6 +177,10 @@ def memory_record(row: dict[str, Any], revisions: list[dict[str, Any]],
         "quarantined": row["quarantined"], "deleted_reason": row["deleted_reason"],
         "created_at": ts(row["created_at"]), "updated_at": ts(row["updated_at"]),
         "expires_at": ts(row["expires_at"]), "lineage": row["lineage"],
+        "origin": row["origin"], "model": row["model"], "client_info": row["client_info"],
+        "derived_from": list(row["derived_from"]),
+        "verifications": [{"revision": v["revision"], "verified_by": v["verified_by"],
+                           "verified_at": ts(v["verified_at"])} for v in verifications or []],
         "revisions": [{
             "revision": r["revision"], "title": r["title"], "content": r["content"],
             "tags": list(r["tags"]), "author_client": r["author_client"],
@@ -213,6 +233,18 @@ def check_memory(rec: dict[str, Any], remap: Remap, max_chars: int) -> dict[str,
         "created_at": _time(rec, "created_at"), "updated_at": _time(rec, "updated_at"),
         "expires_at": _time(rec, "expires_at", nullable=True),
         "lineage": sanitize_text(lineage) if lineage is not None else None,
+        # A file written before provenance existed says nothing of it: the memory was imported.
+        "origin": mi.check_origin(_get(rec, "origin"), default="imported"),
+        "model": mi.check_label(_get(rec, "model"), "model", mi.MAX_MODEL),
+        "client_info": mi.check_label(_get(rec, "client_info"), "client_info",
+                                      mi.MAX_CLIENT_INFO),
+        "derived_from": [{**d, "id": remap.id(d["id"])} if d["type"] == "memory" else d
+                         for d in mi.check_derived_from(_get(rec, "derived_from")) or []],
+        "verifications": [{
+            "revision": _int(_object(v, "verifications"), "revision", 1),
+            "verified_by": _label(v, "verified_by"),
+            "verified_at": _time(v, "verified_at"),
+        } for v in _list(rec, "verifications")],
         "revisions": revisions,
         "corroborations": [{
             "author_client": _label(_object(c, "corroborations"), "author_client"),

@@ -14,9 +14,20 @@ from fastmcp import FastMCP
 from pydantic import Field
 
 from ..runtime import Runtime
-from ..storage.memory_input import KINDS, LIST_STATUSES
+from ..storage.memory_input import KINDS, LIST_STATUSES, ORIGINS
 from .args import READ, WRITE, Kind, MemoryId, Namespace, RequestId
 from .caller import authorize
+from .trust import client_info
+
+Origin = Annotated[str | None, Field(
+    description="Where this came from: user_stated (the user said it), agent_inferred (you "
+                "concluded it; the default), imported, curated.",
+    json_schema_extra={"enum": [*ORIGINS, None]})]
+Model = Annotated[str | None, Field(description="The model writing this, if you know it "
+                                                "(up to 100 chars).")]
+DerivedFrom = Annotated[list[Any] | None, Field(
+    description="What it was derived from (up to 20): memory ids, or {\"type\": memory|"
+                "session|handoff|artifact, \"id\"}; each must exist in this namespace.")]
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:
@@ -34,6 +45,9 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             str | None, Field(description="ISO 8601 with timezone; hidden from reads after.")
         ] = None,
         metadata: dict[str, Any] | None = None,
+        origin: Origin = None,
+        model: Model = None,
+        derived_from: DerivedFrom = None,
     ) -> dict[str, Any]:
         """Record a decision, fact, convention, note or todo in the shared project memory.
 
@@ -44,7 +58,9 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         kind: DECISION, FACT, CONVENTION, NOTE or TODO. `key` (optional) names at most one
         ACTIVE memory. Returns {"outcome": "created" | "deduplicated" (the same content is
         already ACTIVE: you get that memory, your assertion is recorded as corroboration) |
-        "replayed", "memory", "superseded", "quarantine"}. Limits: content up to the server's
+        "replayed", "memory", "superseded", "quarantine", "verified_persisted" (true once the
+        write is committed durably)}; every memory carries its provenance (origin, model,
+        derived_from) and needs_reverification. Limits: content up to the server's
         max (see TOO_LARGE), title 500, 32 tags of 64, key 200, supersedes 20, metadata 16 KB.
         Errors: INVALID_INPUT, TOO_LARGE, NOT_FOUND / CONFLICT (a superseded id is missing or
         not ACTIVE: nothing written), CONFLICT (key taken), IDEMPOTENCY_MISMATCH,
@@ -54,7 +70,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         return await rt.storage().remember(
             principal, namespace, content=content, kind=kind, title=title, tags=tags,
             key=key, supersedes=supersedes, client_request_id=client_request_id,
-            expires_at=expires_at, metadata=metadata,
+            expires_at=expires_at, metadata=metadata, origin=origin, model=model,
+            derived_from=derived_from, client_info=client_info(),
         )
 
     @mcp.tool(annotations=WRITE)
@@ -69,21 +86,26 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         title: str | None = None,
         tags: list[str] | None = None,
         client_request_id: RequestId = None,
+        origin: Origin = None,
+        model: Model = None,
+        derived_from: DerivedFrom = None,
     ) -> dict[str, Any]:
         """Write a new revision of one ACTIVE memory (correct or extend its wording).
 
         Compare-and-set: it applies only if `expected_revision` is still the memory's current
-        revision. Omitted fields keep their value. Returns {"outcome": "revised", "memory"},
-        or, when another client revised it first, {"outcome": "conflict", "current_revision",
-        "current_content", "current_author", "current_at"}: re-read, decide, retry with the
-        new revision. To replace a decision with a different one, use memory_remember with
-        supersedes. Errors: NOT_FOUND, CONFLICT (memory not ACTIVE, or the new content
+        revision. Omitted fields (provenance too) keep their value. Returns {"outcome":
+        "revised", "memory", "verified_persisted"}, or, when another client revised it
+        first, {"outcome": "conflict", "current_revision", "current_content",
+        "current_author", "current_at"}: re-read, decide, retry with the new revision.
+        To replace a decision with a different one, use memory_remember with supersedes.
+        Errors: NOT_FOUND, CONFLICT (memory not ACTIVE, or the new content
         duplicates another ACTIVE memory), INVALID_INPUT, TOO_LARGE, IDEMPOTENCY_MISMATCH.
         """
         principal = authorize(namespace, write=True)
         return await rt.storage().revise(
             principal, namespace, id, expected_revision, content=content, title=title,
-            tags=tags, client_request_id=client_request_id,
+            tags=tags, client_request_id=client_request_id, origin=origin, model=model,
+            derived_from=derived_from, client_info=client_info(),
         )
 
     @mcp.tool(annotations={**WRITE, "destructiveHint": True, "idempotentHint": True})

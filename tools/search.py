@@ -36,8 +36,11 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
 
         mode: "hybrid" (default: keywords + meaning, fused by rank), "lexical" (exact words and
         identifiers) or "semantic" (meaning only). Returns {"results": [{"memory", "score",
-        "why": {"lexical_rank", "semantic_rank", "distance"}}], "mode", "degraded"}; best first.
-        An empty list means nothing relevant is recorded. degraded=true: the embedding model is
+        "why": {"lexical_rank", "semantic_rank", "distance", "coverage"}, "match": {"admitted",
+        "reason", "evidence"}}], "mode", "degraded"}; best first. Results are ranked even when
+        none answers the query: match.admitted=false marks those that are not real matches
+        (recall returns only the admitted ones). An empty list means nothing relevant is
+        recorded. degraded=true: the embedding model is
         not loaded, so hybrid ran keywords only. Errors: INVALID_INPUT (bounds), FORBIDDEN,
         UNAVAILABLE (mode "semantic" while the model is not ready).
         """
@@ -45,6 +48,27 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         return await rt.storage().search(
             principal, namespace, query, limit=limit, kinds=kinds, tags=tags, mode=mode
         )
+
+    @mcp.tool(annotations=READ)
+    async def recall(
+        namespace: Namespace,
+        query: Annotated[str, Field(description="The question (1-1000 chars).")],
+        limit: Annotated[int, Field(description="At most this many results (1-100).")] = 10,
+        kinds: Kinds = None,
+    ) -> dict[str, Any]:
+        """Ask whether the project has recorded an answer: use it before answering from memory,
+        and say you do not know when it returns nothing. Unlike memory_search, which always
+        ranks something, it returns only the current memories that really match (a close
+        meaning, or most of the question's words; and not far weaker than the best match).
+
+        Returns {"results": [{"memory", "score", "why", "match"}] (admitted only, best first),
+        "answered" (false: nothing recorded matches), "rejected" (how many of the best `limit`
+        it left out), "reasons" ({"no_match" | "far_from_best": count}), "degraded" (true:
+        the embedding model is not loaded, so only words count)}. Errors: INVALID_INPUT
+        (bounds), FORBIDDEN.
+        """
+        principal = authorize(namespace, write=False)
+        return await rt.storage().recall(principal, namespace, query, limit=limit, kinds=kinds)
 
     @mcp.tool(annotations=READ)
     async def memory_context(
@@ -62,6 +86,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         Returns {"memories": [{"id", "kind", "revision", "text"}] (text = title and content),
         "tokens_used" (never above budget_tokens; counted with the cl100k BPE over the JSON
         of "memories"), "budget_tokens", "omitted" (relevant memories that did not fit),
+        "rejected" (candidates that are no real match for the query, left out; with a query
+        nothing matches, "memories" is empty: call again without one for the newest),
         "degraded"}. Errors: INVALID_INPUT (bounds), FORBIDDEN.
         """
         principal = authorize(namespace, write=False)

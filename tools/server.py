@@ -5,10 +5,22 @@ from __future__ import annotations
 from fastmcp import FastMCP
 
 from ..runtime import Runtime
-from . import artifact, handoff, memory, search, session, stats
+from . import (
+    artifact,
+    bootstrap,
+    changes,
+    handoff,
+    memory,
+    namespace,
+    search,
+    session,
+    stats,
+    trust,
+)
 from .error_mapping import ErrorMapping
 from .json_arguments import StringifiedArguments
 from .metrics_middleware import ToolMetrics
+from .tool_profiles import ToolProfiles
 
 INSTRUCTIONS = (
     "memhub is this project's shared, versioned memory, shared by every AI client the "
@@ -27,10 +39,12 @@ def build_mcp(rt: Runtime) -> FastMCP:
         version=rt.version,
         mask_error_details=True,
         # First listed runs outermost: the metrics see the error code the client is sent.
-        middleware=[ToolMetrics(rt.metrics), ErrorMapping(), StringifiedArguments()],
+        middleware=[ToolMetrics(rt.metrics), ErrorMapping(), ToolProfiles(),
+                    StringifiedArguments()],
         on_duplicate="error",
     )
     # The order tools are listed in (tools/list) follows the order of registration.
-    for group in (stats, memory, search, handoff, session, artifact):
+    for group in (bootstrap, stats, memory, changes, search, handoff, session, artifact,
+                  namespace, trust):
         group.register(mcp, rt)
     return mcp

@@ -14,7 +14,7 @@ from psycopg.types.json import Jsonb
 from ...config import SURFACES
 from ...errors import Conflict, InvalidInput, NotFound
 from ..admin import Actor, LoginAttempt
-from ..principal import NAMESPACE_RE
+from ..principal import NAMESPACE_RE, check_tool_profile
 from .core import ALL_NAMESPACES
 from .queries import q
 from .tokens import hash_token, new_token, token_prefix
@@ -89,6 +89,7 @@ def public_token(row: dict[str, Any]) -> dict[str, Any]:
         "prefix": row["prefix"],
         "namespaces": list(row["namespaces"]) if row["namespaces"] is not None else None,
         "read_only": row["read_only"],
+        "tool_profile": row["tool_profile"],
         "label": row["label"],
         "created_at": row["created_at"].isoformat(),
         "revoked_at": row["revoked_at"].isoformat() if row["revoked_at"] else None,
@@ -152,9 +153,11 @@ class AdminStore:
         namespaces: list[str] | None,
         read_only: bool,
         label: str | None = None,
+        tool_profile: str = "full",
     ) -> dict[str, Any]:
         surface = validate_surface(surface)
         names = validate_namespaces(namespaces)
+        tool_profile = check_tool_profile(tool_profile)
         label = (label or "").strip() or None
         if label is not None and len(label) > MAX_LABEL_CHARS:
             raise InvalidInput(f"label is limited to {MAX_LABEL_CHARS} chars", field="label")
@@ -172,17 +175,14 @@ class AdminStore:
                     "read_only": bool(read_only),
                     "label": label,
                     "replaces": None,
+                    "tool_profile": tool_profile,
                 },
             )
             row = public_token(await cur.fetchone())
-            await _audit(
-                conn,
-                actor,
-                "token.create",
-                token_id=row["id"],
-                token_prefix=row["prefix"],
-                detail={"surface": surface, "namespaces": names, "read_only": bool(read_only)},
-            )
+            await _audit(conn, actor, "token.create", token_id=row["id"],
+                         token_prefix=row["prefix"],
+                         detail={"surface": surface, "namespaces": names,
+                                 "read_only": bool(read_only), "tool_profile": tool_profile})
             return row
 
         row = await self._run(ALL_NAMESPACES, write, retry_safe=False)
@@ -216,6 +216,7 @@ class AdminStore:
                     "read_only": False,
                     "label": None,
                     "replaces": old["id"] if old else None,
+                    "tool_profile": "full",
                 },
             )
             row = public_token(await cur.fetchone())

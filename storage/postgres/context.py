@@ -16,8 +16,10 @@ import psycopg
 
 from ..context_pack import Candidate, Packed, pack
 from ..principal import Principal, check_namespace
+from ..retrieval_guard import judge
 from ..sanitize import wrap_untrusted
 from ..search import MAX_BUDGET_TOKENS, check_int, check_kinds, check_query
+from .profiles import context_quota
 from .queries import q
 from .search import MAX_LEG_DEPTH, MIN_LEG_DEPTH
 
@@ -57,6 +59,7 @@ class ContextStore:
         if query is not None:
             lexical, embedding = self._prepare(namespace, query, "hybrid", kinds, None, depth)
         model = self.embedder.model_name if self.embedder is not None else ""
+        rejected = [0]
 
         async def read(conn: psycopg.AsyncConnection):
             # Rows and vectors in one read, binary: 300 vectors parsed from their text form
@@ -67,7 +70,15 @@ class ContextStore:
                 ranked = await self._ranked(conn, namespace, query, vector, "hybrid", kinds,
                                             None, depth, lexical)
                 found = await self._materialise(conn, namespace, ranked,
-                                                vectors_of="" if degraded else model)
+                                                vectors_of="" if degraded else model,
+                                                vector=vector)
+                # The budget goes to matches only: a candidate the retrieval guard rejects
+                # (storage/retrieval_guard.py) would read as evidence it is not, and cost the
+                # client's context. A query nothing matches gets an empty pack; without a
+                # query the newest memories are served as before.
+                verdicts = judge([r["why"] for r in found])
+                rejected[0] = sum(1 for v in verdicts if not v["admitted"])
+                found = [r for r, v in zip(found, verdicts, strict=True) if v["admitted"]]
                 top = max((r["score"] for r in found), default=1.0)
                 scored = [(r["row"], r["score"] / top) for r in found]
             else:
@@ -80,29 +91,31 @@ class ContextStore:
                 scored = [(row, 1.0 / (1.0 + i / 25)) for i, row in enumerate(rows)]
             vectors = {row["id"]: row["embedding"] for row, _ in scored
                        if row["embedding"] is not None}
-            return scored, vectors, degraded
+            return scored, vectors, degraded, await context_quota(conn, namespace)
 
-        scored, vectors, degraded = await self._read_beside(namespace, read, lexical, embedding)
+        scored, vectors, degraded, quota = await self._read_beside(namespace, read, lexical,
+                                                                   embedding)
         # Off the event loop: counting each candidate's tokens and packing take tens of
         # milliseconds for a few hundred candidates, which other requests should not wait on.
-        packed = await asyncio.to_thread(_pack_scored, scored, vectors, budget_tokens)
+        packed = await asyncio.to_thread(_pack_scored, scored, vectors, budget_tokens, quota)
         return {
             "memories": [c.item for c in packed.chosen],
             "tokens_used": packed.tokens_used,
             "budget_tokens": budget_tokens,
             "omitted": packed.omitted,
+            "rejected": rejected[0],
             "degraded": degraded,
         }
 
 
 def _pack_scored(scored: list[tuple[dict[str, Any], float]], vectors: dict[Any, Any],
-                 budget_tokens: int) -> Packed:
+                 budget_tokens: int, quota: dict[str, float] | None = None) -> Packed:
     candidates = [
         Candidate(key=str(row["id"]), kind=row["kind"], item=context_item(row),
                   relevance=max(relevance, 1e-6), vector=_as_array(vectors.get(row["id"])))
         for row, relevance in scored
     ]
-    return pack(candidates, budget_tokens)
+    return pack(candidates, budget_tokens, quota)
 
 
 def context_depth(budget_tokens: int) -> int:
@@ -115,8 +128,11 @@ def context_item(row: dict[str, Any]) -> dict[str, Any]:
     """The compact form memory_context sends (and counts): what a model needs to use a memory
     and to cite or revise it; title and content travel as one untrusted-data block."""
     text = f"{row['title']}\n{row['content']}" if row["title"] else row["content"]
-    return {"id": str(row["id"]), "kind": row["kind"], "revision": row["current_revision"],
+    item = {"id": str(row["id"]), "kind": row["kind"], "revision": row["current_revision"],
             "text": wrap_untrusted(text)}
+    if row.get("needs_reverification"):
+        item["needs_reverification"] = True  # only when due: every item's tokens count
+    return item
 
 
 def _as_array(value: Any):

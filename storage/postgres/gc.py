@@ -44,6 +44,7 @@ class GcStore:
             "batch": policy.batch,
             "trigger": trigger[:200],
             "min_gap": min_gap_seconds,
+            "change_feed_retention_days": policy.change_feed_retention_days,
         }
 
         async def work(conn: Conn) -> dict[str, Any]:

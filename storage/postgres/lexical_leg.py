@@ -184,9 +184,10 @@ def coverage_levels(terms: Sequence[str], need: int,
 
 async def lexical_leg(conn: Any, query: str, params: dict[str, Any], *, min_coverage: float,
                       max_need: int, candidates: int) -> list[dict[str, Any]]:
-    """[{id, matched, rank}], best first, at most params["depth"]. `params`: namespace, kinds,
-    tags, depth. `conn`: anything with psycopg's async `execute` returning dict rows (the
-    benchmark wraps a connection to EXPLAIN each statement)."""
+    """[{id, matched, rank, coverage}], best first, at most params["depth"]; `coverage` is the
+    share of the query words' summed IDF that the memory's matched words carry. `params`:
+    namespace, kinds, tags, depth. `conn`: anything with psycopg's async `execute` returning
+    dict rows (the benchmark wraps a connection to EXPLAIN each statement)."""
     cur = await conn.execute(q("search.lexical_terms"), {
         "query": query, "min_coverage": min_coverage, "max_need": max_need,
         "namespace": params["namespace"]})
@@ -208,6 +209,7 @@ async def lexical_leg(conn: Any, query: str, params: dict[str, Any], *, min_cove
         "common": common,
         "gates": [g for g, _ in levels], "floors": [f for _, f in levels],
         "take": candidates, "need": need, "lexemes": words["lexemes"],
-        "term_of": words["term_of"], "idf": words["idf"], "avg_length": words["avg_length"]},
+        "term_of": words["term_of"], "idf": words["idf"], "avg_length": words["avg_length"],
+        "idf_total": sum(words["idf"])},
         prepare=False)  # unnamed: planned for these words (postgres/search.search_gucs)
     return await cur.fetchall()

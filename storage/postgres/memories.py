@@ -23,6 +23,7 @@ from ..work_input import json_strings
 from .idempotency import IdempotentWrites
 from .queries import q
 from .rows import Conn, many, one
+from .trust import Provenance, persisted
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +45,10 @@ class MemoryStore(IdempotentWrites):
         client_request_id: str | None = None,
         expires_at: Any = None,
         metadata: dict[str, Any] | None = None,
+        origin: str | None = None,
+        model: str | None = None,
+        derived_from: list[Any] | None = None,
+        client_info: str | None = None,
     ) -> dict[str, Any]:
         check_namespace(principal, namespace, write=True)
         kind = mi.check_kind(kind)
@@ -55,6 +60,7 @@ class MemoryStore(IdempotentWrites):
         expiry = mi.check_expires_at(expires_at)
         meta = mi.check_metadata(metadata)
         request_id = mi.check_request_id(client_request_id)
+        source = Provenance.of(origin, model, derived_from, client_info, default=mi.DEFAULT_ORIGIN)
         # Metadata is read by a model too: instruction-shaped text in any of its strings
         # (keys included) quarantines the memory as it would in the title or content.
         screening = screen(clean_title, clean_content, *json_strings(meta))
@@ -71,6 +77,7 @@ class MemoryStore(IdempotentWrites):
             "content": content, "kind": kind, "title": title, "tags": tags, "key": key,
             "supersedes": sorted(str(t) for t in targets),
             "expires_at": expiry.isoformat() if expiry else None, "metadata": meta,
+            **source.payload(),
         }
 
         async def body(conn: Conn) -> dict[str, Any]:
@@ -80,6 +87,7 @@ class MemoryStore(IdempotentWrites):
                 if row["past"]:
                     raise InvalidInput("expires_at is in the past", field="expires_at")
             new_id = uuid.uuid4()
+            await source.check(conn, namespace)
             if targets:
                 await self._supersede(conn, namespace, targets, new_id)
                 await self._check_content_free(conn, namespace, digest, None)
@@ -106,6 +114,7 @@ class MemoryStore(IdempotentWrites):
                 "metadata": Jsonb(meta) if meta is not None else None,
                 "content_hash": digest, "author": principal.surface,
                 "quarantined": screening.quarantined, "expires_at": expiry,
+                **source.columns(),
             })
             if row is None:
                 # A concurrent identical assertion committed between our check and insert.
@@ -127,9 +136,9 @@ class MemoryStore(IdempotentWrites):
                 "quarantine": screening.as_dict(),
             }
 
-        return await self._idempotent_write(
+        return persisted(await self._idempotent_write(
             principal, namespace, request_id, "remember", payload, body
-        )
+        ), await self.durable_commits())
 
     async def _supersede(
         self, conn: Conn, namespace: str, targets: list[uuid.UUID], new_id: uuid.UUID
@@ -211,6 +220,10 @@ class MemoryStore(IdempotentWrites):
         title: str | None = None,
         tags: list[str] | None = None,
         client_request_id: str | None = None,
+        origin: str | None = None,
+        model: str | None = None,
+        derived_from: list[Any] | None = None,
+        client_info: str | None = None,
     ) -> dict[str, Any]:
         check_namespace(principal, namespace, write=True)
         mid = mi.parse_id(memory_id)
@@ -222,8 +235,10 @@ class MemoryStore(IdempotentWrites):
         new_title = mi.check_title(title) if title is not None else None
         new_tags = mi.check_tags(tags) if tags is not None else None
         request_id = mi.check_request_id(client_request_id)
+        # Omitted provenance is kept; a new revision restates only what it is given.
+        source = Provenance.of(origin, model, derived_from, client_info, default=None)
         payload = {"id": str(mid), "expected_revision": expected, "content": content,
-                   "title": title, "tags": tags}
+                   "title": title, "tags": tags, **source.payload()}
         ids = {"namespace": namespace, "id": mid}
 
         async def body(conn: Conn) -> dict[str, Any]:
@@ -231,6 +246,7 @@ class MemoryStore(IdempotentWrites):
             base = await one(conn, "memories.current_revision_of", ids)
             if base is None:
                 raise NotFound(f"no memory {mid} in namespace {namespace!r}")
+            await source.check(conn, namespace)
             # Unchanged fields come from the row we read. If it is not at `expected` any
             # more, the CAS below matches nothing and these values are never written.
             eff_title = new_title if title is not None else base["title"]
@@ -245,7 +261,7 @@ class MemoryStore(IdempotentWrites):
             row = await one(conn, "memories.revise_cas", {
                 **ids, "expected_revision": expected, "title": eff_title,
                 "content": eff_content, "tags": eff_tags, "content_hash": digest,
-                "quarantined": screening.quarantined,
+                "quarantined": screening.quarantined, **source.columns(),
             })
             if row is None:
                 return await self._revise_lost(conn, ids)
@@ -258,9 +274,9 @@ class MemoryStore(IdempotentWrites):
                 "quarantine": screening.as_dict(),
             }
 
-        return await self._idempotent_write(
+        return persisted(await self._idempotent_write(
             principal, namespace, request_id, "revise", payload, body
-        )
+        ), await self.durable_commits())
 
     async def _revise_lost(self, conn: Conn, ids: dict[str, Any]) -> dict[str, Any]:
         # A new statement: under READ COMMITTED it sees the winner's committed revision.
@@ -311,4 +327,5 @@ class MemoryStore(IdempotentWrites):
             )
 
         # Forgetting twice is harmless (already_forgotten), so a retry is safe.
-        return await self._run(namespace, write, retry_safe=True)
+        return persisted(await self._run(namespace, write, retry_safe=True),
+                         await self.durable_commits())

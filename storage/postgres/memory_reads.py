@@ -16,6 +16,7 @@ from ..memory_dicts import effective_status, iso, memory_dict
 from ..principal import Principal, check_namespace
 from ..sanitize import wrap_untrusted
 from .rows import Conn, many, one
+from .trust import observation_counts
 
 
 async def purged_details(conn: Conn, params: dict[str, Any]) -> dict[str, Any]:
@@ -49,7 +50,8 @@ class MemoryReads:
             if row is None:
                 raise NotFound(f"no such memory in namespace {namespace!r}",
                                **await purged_details(conn, params))
-            return {"memory": memory_dict(row)}
+            counts = await observation_counts(conn, namespace, row["id"])
+            return {"memory": {**memory_dict(row), "observations": counts}}
 
         return await self._run(namespace, read, retry_safe=True)
 
@@ -102,8 +104,9 @@ class MemoryReads:
             revisions = await many(conn, "memories.revisions_of", ids)
             supersedes = await many(conn, "memories.superseded_by_this", ids)
             corroborations = await many(conn, "memories.corroborations_of", ids)
+            counts = await observation_counts(conn, namespace, row["id"])
             return {
-                "memory": memory_dict(row),
+                "memory": {**memory_dict(row), "observations": counts},
                 "status": effective_status(row),
                 "superseded_by": str(row["superseded_by"]) if row["superseded_by"] else None,
                 "supersedes": [str(r["id"]) for r in supersedes],

@@ -49,6 +49,7 @@ from ..transfer_records import (
     check_event,
     check_handoff,
     check_memory,
+    check_profile_record,
     check_session,
     check_sha,
     chunk_bytes,
@@ -58,13 +59,15 @@ from ..transfer_records import (
 )
 from ..work_input import CHUNK_SIZE
 from .errors import translate
+from .profiles import restore_profile
 from .queries import q
 from .rows import many, one
 from .transfer import as_uuid, memory_records
 
 BATCH = 500
-# Flushed in this order: a session before its events, everything before nothing else.
-KINDS = ("memory", "handoff", "session", "session_event", "artifact")
+# Flushed in this order: a session before its events, everything before nothing else. The
+# profile is written as it is read (one record, first).
+KINDS = ("profile", "memory", "handoff", "session", "session_event", "artifact")
 REFUSED = ("Nothing was imported. Import into a namespace that does not hold these records "
            "(--namespace NEW), or remove what is there first.")
 
@@ -86,6 +89,8 @@ def _memory_rows(r: dict[str, Any], namespace: str):
         "quarantined": r["quarantined"], "deleted_reason": r["deleted_reason"],
         "created_at": _time(r["created_at"]), "updated_at": _time(r["updated_at"]),
         "expires_at": _time(r["expires_at"]), "lineage": r["lineage"],
+        "origin": r["origin"], "model": r["model"], "client_info": r["client_info"],
+        "derived_from": Jsonb(r["derived_from"]),
     }
     revisions = [{
         "memory_id": mid, "namespace": namespace, "revision": v["revision"],
@@ -97,7 +102,10 @@ def _memory_rows(r: dict[str, Any], namespace: str):
     corroborations = [{"namespace": namespace, "memory_id": mid,
                        "author_client": c["author_client"],
                        "created_at": _time(c["created_at"])} for c in r["corroborations"]]
-    return memory, revisions, corroborations
+    verifications = [{"namespace": namespace, "memory_id": mid, "revision": v["revision"],
+                      "verified_by": v["verified_by"], "verified_at": _time(v["verified_at"])}
+                     for v in r["verifications"]]
+    return memory, revisions, corroborations, verifications
 
 
 def _row(r: dict[str, Any], namespace: str) -> dict[str, Any]:
@@ -172,6 +180,9 @@ class _Restore:
                 await self._begin_blob(rec)
             elif kind == "blob_chunk":
                 await self._blob_chunk(rec)
+            elif kind == "profile":
+                made = await restore_profile(self.conn, self.ns, check_profile_record(rec))
+                (self.created if made else self.unchanged)["profile"] += 1
             else:
                 record = self.check(rec)
                 assert record is not None
@@ -300,12 +311,12 @@ class _Restore:
         async with self.conn.cursor() as cur:
             if kind == "memory":
                 rows = [_memory_rows(r, self.ns) for r in new]
-                await cur.executemany(q("transfer.insert_memory"), [m for m, _, _ in rows])
+                await cur.executemany(q("transfer.insert_memory"), [m[0] for m in rows])
                 await cur.executemany(q("transfer.insert_revision"),
-                                      [v for _, vs, _ in rows for v in vs])
-                corroborations = [c for _, _, cs in rows for c in cs]
-                if corroborations:
-                    await cur.executemany(q("transfer.insert_corroboration"), corroborations)
+                                      [v for m in rows for v in m[1]])
+                for name, i in (("insert_corroboration", 2), ("insert_verification", 3)):
+                    if nested := [c for m in rows for c in m[i]]:
+                        await cur.executemany(q(f"transfer.{name}"), nested)
             else:
                 name = "insert_event" if kind == "session_event" else f"insert_{kind}"
                 await cur.executemany(q(f"transfer.{name}"), [_row(r, self.ns) for r in new])

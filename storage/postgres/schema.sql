@@ -125,6 +125,12 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION public.memhub_change_surface() RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT coalesce(nullif(current_setting('memhub.surface', true), ''), 'system')
+$$;
+
 CREATE FUNCTION public.memhub_delete_blobs(p_shas bytea[]) RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'public'
@@ -168,7 +174,83 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION public.memhub_gc(p_dry_run boolean, p_idempotency_ttl interval, p_dead_job_ttl interval, p_artifact_grace interval, p_login_forgive interval, p_batch integer, p_trigger text, p_min_gap interval) RETURNS jsonb
+CREATE FUNCTION public.memhub_feed_memories() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+    who text := memhub_change_surface();
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO change_feed (namespace, what, target_type, target_id, revision, surface)
+        VALUES (NEW.namespace,
+                CASE WHEN current_setting('memhub.restoring', true) = 'on' THEN 'imported'
+                     ELSE 'created' END,
+                'memory', NEW.id, NEW.current_revision, who);
+        IF NEW.quarantined AND coalesce(current_setting('memhub.restoring', true), '') <> 'on' THEN
+            INSERT INTO change_feed (namespace, what, target_type, target_id, revision, surface)
+            VALUES (NEW.namespace, 'quarantined', 'memory', NEW.id, NEW.current_revision, who);
+        END IF;
+        RETURN NULL;
+    END IF;
+    IF NEW.current_revision <> OLD.current_revision THEN
+        INSERT INTO change_feed (namespace, what, target_type, target_id, revision, surface)
+        VALUES (NEW.namespace, 'revised', 'memory', NEW.id, NEW.current_revision, who);
+    END IF;
+    IF NEW.quarantined <> OLD.quarantined THEN
+        INSERT INTO change_feed (namespace, what, target_type, target_id, revision, surface)
+        VALUES (NEW.namespace, CASE WHEN NEW.quarantined THEN 'quarantined' ELSE 'released' END,
+                'memory', NEW.id, NEW.current_revision, who);
+    END IF;
+    -- A purge relinking what the purged memory replaced keeps SUPERSEDED and names the new
+    -- successor: readers learn it as a supersession.
+    IF NEW.status IS DISTINCT FROM OLD.status
+       OR NEW.superseded_by IS DISTINCT FROM OLD.superseded_by THEN
+        INSERT INTO change_feed (namespace, what, target_type, target_id, revision,
+                                 replacement_id, surface)
+        VALUES (NEW.namespace,
+                CASE NEW.status WHEN 'SUPERSEDED' THEN 'superseded'
+                                WHEN 'DELETED' THEN 'forgotten'
+                                WHEN 'EXPIRED' THEN 'expired' END,
+                'memory', NEW.id, NEW.current_revision, NEW.superseded_by, who);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE FUNCTION public.memhub_feed_work() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+    what text;
+    kind text := CASE TG_TABLE_NAME WHEN 'handoffs' THEN 'handoff' ELSE 'session' END;
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        what := CASE WHEN current_setting('memhub.restoring', true) = 'on' THEN 'imported'
+                     WHEN kind = 'handoff' THEN 'saved' END;
+    ELSE
+        what := CASE NEW.status WHEN 'taken' THEN 'taken' WHEN 'closed' THEN 'closed' END;
+    END IF;
+    IF what IS NOT NULL THEN
+        INSERT INTO change_feed (namespace, what, target_type, target_id, surface)
+        VALUES (NEW.namespace, what, kind, NEW.id, memhub_change_surface());
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE FUNCTION public.memhub_fresh_at(p_namespace text, p_id uuid) RETURNS timestamp with time zone
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT greatest(
+        (SELECT max(v.verified_at) FROM memory_verifications v
+          WHERE v.memory_id = p_id AND v.namespace = p_namespace),
+        (SELECT r.created_at FROM memory_revisions r
+          WHERE r.memory_id = p_id AND r.is_current))
+$$;
+
+CREATE FUNCTION public.memhub_gc(p_dry_run boolean, p_idempotency_ttl interval, p_dead_job_ttl interval, p_artifact_grace interval, p_login_forgive interval, p_batch integer, p_trigger text, p_min_gap interval, p_change_feed_retention interval) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public'
     SET "memhub.namespaces" TO '*'
@@ -182,9 +264,11 @@ DECLARE
     more boolean := false;  -- a kind had more than the batch (never in a dry run)
     shas bytea[];
     n bigint;
+    feed record;
 BEGIN
     IF p_batch IS NULL OR p_batch < 1
-       OR least(p_idempotency_ttl, p_dead_job_ttl, p_artifact_grace, p_login_forgive)
+       OR least(p_idempotency_ttl, p_dead_job_ttl, p_artifact_grace, p_login_forgive,
+                p_change_feed_retention)
           < interval '0' THEN
         RAISE EXCEPTION 'memhub_gc: ages must not be negative and the batch at least 1'
             USING ERRCODE = 'invalid_parameter_value';
@@ -267,6 +351,10 @@ BEGIN
     removed := removed || jsonb_build_object('gc_runs', n);
     more := more OR coalesce(n >= cap, false);
 
+    feed := memhub_trim_change_feed(p_dry_run, p_change_feed_retention, p_batch);
+    removed := removed || jsonb_build_object('change_feed', feed.removed);
+    more := more OR feed.more;
+
     IF NOT p_dry_run THEN
         INSERT INTO gc_runs (trigger, removed, more) VALUES (p_trigger, removed, more);
     END IF;
@@ -330,6 +418,17 @@ CREATE FUNCTION public.memhub_lexical_gate(p_namespace text, p_terms tsquery[], 
       ) h
      WHERE h.matched >= p_floor
      LIMIT p_limit
+$$;
+
+CREATE FUNCTION public.memhub_needs_reverification(p_namespace text, p_id uuid, p_kind text, p_status text) RETURNS boolean
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT p_status = 'ACTIVE' AND coalesce((
+        SELECT memhub_fresh_at(p_namespace, p_id)
+               + make_interval(days => (p.profile -> 'reverify_days' ->> p_kind)::int) <= now()
+          FROM namespace_profiles p
+         WHERE p.namespace = p_namespace
+           AND p.profile -> 'reverify_days' ? p_kind), false)
 $$;
 
 CREATE FUNCTION public.memhub_ns_key(ns text) RETURNS text
@@ -743,6 +842,94 @@ CREATE FUNCTION public.memhub_tags_text(tags text[]) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$ SELECT array_to_string(tags, ' ') $$;
 
+CREATE FUNCTION public.memhub_trim_change_feed(p_dry_run boolean, p_retention interval, p_batch integer, OUT removed bigint, OUT more boolean) RETURNS record
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+    horizon xid8 := pg_snapshot_xmin(pg_current_snapshot());
+    cutoff timestamptz := now() - p_retention;
+    ns text;
+    stop_xid xid8;
+    stop_id bigint;
+    last_xid xid8;
+    last_id bigint;
+    n bigint;
+    budget bigint := CASE WHEN p_dry_run THEN NULL ELSE p_batch END;
+BEGIN
+    removed := 0;
+    more := false;
+    -- Each namespace once (a skip scan of the position index).
+    FOR ns IN
+        WITH RECURSIVE names AS (
+            (SELECT namespace FROM change_feed ORDER BY namespace LIMIT 1)
+            UNION ALL
+            SELECT (SELECT f.namespace FROM change_feed f WHERE f.namespace > names.namespace
+                     ORDER BY f.namespace LIMIT 1)
+              FROM names WHERE names.namespace IS NOT NULL)
+        SELECT namespace FROM names WHERE namespace IS NOT NULL
+    LOOP
+        EXIT WHEN budget IS NOT NULL AND budget <= 0;
+        stop_xid := NULL;
+        SELECT f.xid, f.id INTO stop_xid, stop_id FROM change_feed f
+         WHERE f.namespace = ns AND (f.at >= cutoff OR f.xid >= horizon)
+         ORDER BY f.xid, f.id LIMIT 1;
+        IF stop_xid IS NULL THEN
+            stop_xid := horizon;
+            stop_id := 0;
+        END IF;
+        IF p_dry_run THEN
+            SELECT count(*) INTO n FROM change_feed f
+             WHERE f.namespace = ns AND (f.xid, f.id) < (stop_xid, stop_id);
+            removed := removed + n;
+            CONTINUE;
+        END IF;
+        last_xid := NULL;
+        SELECT p.xid, p.id INTO last_xid, last_id
+          FROM (SELECT f.xid, f.id FROM change_feed f
+                 WHERE f.namespace = ns AND (f.xid, f.id) < (stop_xid, stop_id)
+                 ORDER BY f.xid, f.id LIMIT budget) p
+         ORDER BY p.xid DESC, p.id DESC LIMIT 1;
+        CONTINUE WHEN last_xid IS NULL;
+        DELETE FROM change_feed f
+         WHERE f.namespace = ns AND (f.xid, f.id) <= (last_xid, last_id);
+        GET DIAGNOSTICS n = ROW_COUNT;
+        removed := removed + n;
+        budget := budget - n;
+        more := more OR budget <= 0;
+        INSERT INTO change_feed_trimmed (namespace, through_xid, through_id)
+        VALUES (ns, last_xid, last_id)
+        ON CONFLICT (namespace) DO UPDATE
+            SET through_xid = EXCLUDED.through_xid, through_id = EXCLUDED.through_id,
+                trimmed_at = now()
+            WHERE (change_feed_trimmed.through_xid, change_feed_trimmed.through_id)
+                  < (EXCLUDED.through_xid, EXCLUDED.through_id);
+    END LOOP;
+END
+$$;
+
+CREATE FUNCTION public.memhub_trust_rows_guard() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        IF NOT public.memhub_restoring(TG_RELID) THEN
+            IF TG_TABLE_NAME = 'memory_verifications' THEN
+                NEW.verified_at := now();
+            ELSE
+                NEW.created_at := now();
+            END IF;
+        END IF;
+        RETURN NEW;
+    END IF;
+    IF TG_OP = 'DELETE' AND public.memhub_purging(TG_RELID) THEN
+        RETURN OLD;
+    END IF;
+    RAISE EXCEPTION '% is append-only: % refused', TG_TABLE_NAME, TG_OP
+        USING ERRCODE = 'restrict_violation';
+END
+$$;
+
 CREATE FUNCTION public.memhub_tsquery_lexemes(t tsquery) RETURNS text[]
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
@@ -893,6 +1080,30 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION public.memories_provenance_guard() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF (NEW.origin, NEW.model, NEW.client_info, NEW.derived_from)
+       IS DISTINCT FROM (OLD.origin, OLD.model, OLD.client_info, OLD.derived_from)
+       AND NEW.current_revision <> OLD.current_revision + 1 THEN
+        RAISE EXCEPTION 'a memory''s provenance changes only with a new revision'
+            USING ERRCODE = 'check_violation';
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+CREATE FUNCTION public.memories_purge_observations() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    DELETE FROM public.memory_observations
+     WHERE namespace = OLD.namespace AND refs @> ARRAY[OLD.id];
+    RETURN NULL;
+END
+$$;
+
 CREATE FUNCTION public.memory_revisions_append_only() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -1038,12 +1249,17 @@ CREATE TABLE public.api_tokens (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     revoked_at timestamp with time zone,
     replaces bigint,
-    CONSTRAINT api_tokens_kind_check CHECK ((kind = ANY (ARRAY['surface'::text, 'scoped'::text]))),
+    tool_profile text DEFAULT 'full'::text NOT NULL,
+    expires_at timestamp with time zone,
+    oauth_grant_id bigint,
+    CONSTRAINT api_tokens_kind_check CHECK ((kind = ANY (ARRAY['surface'::text, 'scoped'::text, 'oauth'::text]))),
     CONSTRAINT api_tokens_label_len CHECK (((label IS NULL) OR (char_length(label) <= 100))),
     CONSTRAINT api_tokens_namespaces_check CHECK (((namespaces IS NULL) OR (cardinality(namespaces) > 0))),
     CONSTRAINT api_tokens_namespaces_len CHECK (((namespaces IS NULL) OR (cardinality(namespaces) <= 64))),
+    CONSTRAINT api_tokens_oauth_shape CHECK (((kind = 'oauth'::text) = ((oauth_grant_id IS NOT NULL) AND (expires_at IS NOT NULL)))),
     CONSTRAINT api_tokens_surface_check CHECK ((surface ~ '^[a-z0-9][a-z0-9-]{0,31}$'::text)),
-    CONSTRAINT api_tokens_token_hash_check CHECK ((octet_length(token_hash) = 32))
+    CONSTRAINT api_tokens_token_hash_check CHECK ((octet_length(token_hash) = 32)),
+    CONSTRAINT api_tokens_tool_profile_check CHECK ((tool_profile = ANY (ARRAY['core'::text, 'full'::text])))
 );
 
 ALTER TABLE public.api_tokens ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
@@ -1100,6 +1316,55 @@ ALTER TABLE public.artifacts ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
     NO MAXVALUE
     CACHE 1
 );
+
+CREATE TABLE public.bootstrap_marks (
+    token_id bigint NOT NULL,
+    namespace text NOT NULL,
+    cursor text NOT NULL,
+    marked_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT bootstrap_marks_cursor_check CHECK (((char_length(cursor) >= 1) AND (char_length(cursor) <= 200))),
+    CONSTRAINT bootstrap_marks_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text))
+);
+
+ALTER TABLE ONLY public.bootstrap_marks FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.change_feed (
+    id bigint NOT NULL,
+    xid xid8 DEFAULT pg_current_xact_id() NOT NULL,
+    namespace text NOT NULL,
+    what text NOT NULL,
+    target_type text NOT NULL,
+    target_id uuid NOT NULL,
+    revision integer,
+    replacement_id uuid,
+    surface text NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT change_feed_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text)),
+    CONSTRAINT change_feed_surface_check CHECK (((char_length(surface) >= 1) AND (char_length(surface) <= 64))),
+    CONSTRAINT change_feed_target_type_check CHECK ((target_type = ANY (ARRAY['memory'::text, 'handoff'::text, 'session'::text]))),
+    CONSTRAINT change_feed_what_check CHECK ((what = ANY (ARRAY['created'::text, 'revised'::text, 'superseded'::text, 'forgotten'::text, 'expired'::text, 'quarantined'::text, 'released'::text, 'imported'::text, 'saved'::text, 'taken'::text, 'closed'::text])))
+);
+
+ALTER TABLE ONLY public.change_feed FORCE ROW LEVEL SECURITY;
+
+ALTER TABLE public.change_feed ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.change_feed_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.change_feed_trimmed (
+    namespace text NOT NULL,
+    through_xid xid8 NOT NULL,
+    through_id bigint NOT NULL,
+    trimmed_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT change_feed_trimmed_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text))
+);
+
+ALTER TABLE ONLY public.change_feed_trimmed FORCE ROW LEVEL SECURITY;
 
 CREATE TABLE public.embedding_jobs (
     id bigint NOT NULL,
@@ -1244,14 +1509,22 @@ CREATE TABLE public.memories (
     lineage text,
     search_tsv tsvector GENERATED ALWAYS AS ((((((((setweight(to_tsvector('english'::regconfig, public.memhub_with_parts(title)), 'A'::"char") || setweight(to_tsvector('simple'::regconfig, public.memhub_with_parts(title)), 'A'::"char")) || setweight(to_tsvector('english'::regconfig, public.memhub_with_parts(content)), 'B'::"char")) || setweight(to_tsvector('simple'::regconfig, public.memhub_with_parts(content)), 'B'::"char")) || setweight(to_tsvector('english'::regconfig, public.memhub_with_parts(public.memhub_tags_text(tags))), 'C'::"char")) || setweight(to_tsvector('simple'::regconfig, public.memhub_with_parts(public.memhub_tags_text(tags))), 'C'::"char")) || setweight(to_tsvector('english'::regconfig, public.memhub_with_parts(lineage)), 'D'::"char")) || setweight(to_tsvector('simple'::regconfig, public.memhub_with_parts(lineage)), 'D'::"char"))) STORED,
     search_ns_tsv tsvector GENERATED ALWAYS AS (public.memhub_ns_lexemes(namespace, (((((((to_tsvector('english'::regconfig, public.memhub_with_parts(title)) || to_tsvector('simple'::regconfig, public.memhub_with_parts(title))) || to_tsvector('english'::regconfig, public.memhub_with_parts(content))) || to_tsvector('simple'::regconfig, public.memhub_with_parts(content))) || to_tsvector('english'::regconfig, public.memhub_with_parts(public.memhub_tags_text(tags)))) || to_tsvector('simple'::regconfig, public.memhub_with_parts(public.memhub_tags_text(tags)))) || to_tsvector('english'::regconfig, public.memhub_with_parts(lineage))) || to_tsvector('simple'::regconfig, public.memhub_with_parts(lineage))))) STORED,
+    origin text DEFAULT 'agent_inferred'::text NOT NULL,
+    model text,
+    client_info text,
+    derived_from jsonb DEFAULT '[]'::jsonb NOT NULL,
     CONSTRAINT memories_check CHECK (((status = 'SUPERSEDED'::text) = (superseded_by IS NOT NULL))),
     CONSTRAINT memories_check1 CHECK (((superseded_by IS NULL) OR (superseded_by <> id))),
+    CONSTRAINT memories_client_info_size CHECK (((client_info IS NULL) OR ((char_length(client_info) >= 1) AND (char_length(client_info) <= 200)))),
     CONSTRAINT memories_content_check CHECK (((char_length(content) >= 1) AND (char_length(content) <= 100000))),
     CONSTRAINT memories_current_revision_check CHECK ((current_revision >= 1)),
+    CONSTRAINT memories_derived_from_shape CHECK (((jsonb_typeof(derived_from) = 'array'::text) AND (jsonb_array_length(derived_from) <= 20))),
     CONSTRAINT memories_key_check CHECK (((key IS NULL) OR ((char_length(key) >= 1) AND (char_length(key) <= 200)))),
     CONSTRAINT memories_kind_check CHECK ((kind = ANY (ARRAY['DECISION'::text, 'FACT'::text, 'CONVENTION'::text, 'NOTE'::text, 'TODO'::text]))),
     CONSTRAINT memories_lineage_size CHECK (((lineage IS NULL) OR (char_length(lineage) <= 8000))),
+    CONSTRAINT memories_model_size CHECK (((model IS NULL) OR ((char_length(model) >= 1) AND (char_length(model) <= 100)))),
     CONSTRAINT memories_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text)),
+    CONSTRAINT memories_origin_check CHECK ((origin = ANY (ARRAY['user_stated'::text, 'agent_inferred'::text, 'imported'::text, 'curated'::text]))),
     CONSTRAINT memories_status_check CHECK ((status = ANY (ARRAY['ACTIVE'::text, 'SUPERSEDED'::text, 'DELETED'::text, 'EXPIRED'::text]))),
     CONSTRAINT memories_tags_check CHECK ((cardinality(tags) <= 32)),
     CONSTRAINT memories_title_check CHECK (((title IS NULL) OR (char_length(title) <= 500)))
@@ -1282,9 +1555,21 @@ CREATE VIEW public.live_memories WITH (security_invoker='true') AS
     tag_ns_tsv,
     lineage,
     search_tsv,
-    search_ns_tsv
-   FROM public.memories
+    search_ns_tsv,
+    origin,
+    model,
+    client_info,
+    derived_from,
+    public.memhub_needs_reverification(namespace, id, kind, status) AS needs_reverification
+   FROM public.memories m
   WHERE ((status = 'ACTIVE'::text) AND ((expires_at IS NULL) OR (expires_at > now())));
+
+CREATE TABLE public.memhub_instance (
+    singleton boolean DEFAULT true NOT NULL,
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT memhub_instance_singleton_check CHECK (singleton)
+);
 
 ALTER TABLE public.memories ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME public.memories_seq_seq
@@ -1325,6 +1610,35 @@ CREATE TABLE public.memory_embeddings (
 
 ALTER TABLE ONLY public.memory_embeddings FORCE ROW LEVEL SECURITY;
 
+CREATE TABLE public.memory_observations (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    seq bigint NOT NULL,
+    namespace text NOT NULL,
+    kind text NOT NULL,
+    text text NOT NULL,
+    refs uuid[] DEFAULT '{}'::uuid[] NOT NULL,
+    author_client text NOT NULL,
+    quarantined boolean DEFAULT false NOT NULL,
+    quarantine_reasons text[] DEFAULT '{}'::text[] NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT memory_observations_author_client_check CHECK (((char_length(author_client) >= 1) AND (char_length(author_client) <= 200))),
+    CONSTRAINT memory_observations_kind_check CHECK ((kind = ANY (ARRAY['wrong'::text, 'misleading'::text, 'missing'::text, 'stale'::text]))),
+    CONSTRAINT memory_observations_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text)),
+    CONSTRAINT memory_observations_refs_check CHECK ((cardinality(refs) <= 20)),
+    CONSTRAINT memory_observations_text_check CHECK (((char_length(text) >= 1) AND (char_length(text) <= 2000)))
+);
+
+ALTER TABLE ONLY public.memory_observations FORCE ROW LEVEL SECURITY;
+
+ALTER TABLE public.memory_observations ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.memory_observations_seq_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
 CREATE TABLE public.memory_revisions (
     memory_id uuid NOT NULL,
     namespace text NOT NULL,
@@ -1339,6 +1653,105 @@ CREATE TABLE public.memory_revisions (
 );
 
 ALTER TABLE ONLY public.memory_revisions FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.memory_verifications (
+    id bigint NOT NULL,
+    namespace text NOT NULL,
+    memory_id uuid NOT NULL,
+    revision integer NOT NULL,
+    verified_by text NOT NULL,
+    verified_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT memory_verifications_revision_check CHECK ((revision >= 1)),
+    CONSTRAINT memory_verifications_verified_by_check CHECK (((char_length(verified_by) >= 1) AND (char_length(verified_by) <= 200)))
+);
+
+ALTER TABLE ONLY public.memory_verifications FORCE ROW LEVEL SECURITY;
+
+ALTER TABLE public.memory_verifications ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.memory_verifications_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.namespace_profiles (
+    namespace text NOT NULL,
+    profile jsonb NOT NULL,
+    version integer DEFAULT 1 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_by text NOT NULL,
+    CONSTRAINT namespace_profiles_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text)),
+    CONSTRAINT namespace_profiles_profile_check CHECK (((jsonb_typeof(profile) = 'object'::text) AND (octet_length((profile)::text) <= 16384))),
+    CONSTRAINT namespace_profiles_updated_by_check CHECK (((char_length(updated_by) >= 1) AND (char_length(updated_by) <= 200))),
+    CONSTRAINT namespace_profiles_version_check CHECK ((version >= 1))
+);
+
+ALTER TABLE ONLY public.namespace_profiles FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.oauth_clients (
+    client_id text NOT NULL,
+    client_secret text,
+    client_name text,
+    info jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT oauth_clients_client_id_check CHECK (((char_length(client_id) >= 1) AND (char_length(client_id) <= 64))),
+    CONSTRAINT oauth_clients_client_name_check CHECK (((client_name IS NULL) OR (char_length(client_name) <= 100))),
+    CONSTRAINT oauth_clients_client_secret_check CHECK (((client_secret IS NULL) OR (char_length(client_secret) <= 128))),
+    CONSTRAINT oauth_clients_info_check CHECK (((jsonb_typeof(info) = 'object'::text) AND (octet_length((info)::text) <= 16384)))
+);
+
+CREATE TABLE public.oauth_codes (
+    code_hash bytea NOT NULL,
+    grant_id bigint NOT NULL,
+    redirect_uri text NOT NULL,
+    redirect_given boolean NOT NULL,
+    code_challenge text NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    used_at timestamp with time zone,
+    CONSTRAINT oauth_codes_code_challenge_check CHECK ((code_challenge ~ '^[A-Za-z0-9_-]{43,128}$'::text)),
+    CONSTRAINT oauth_codes_code_hash_check CHECK ((octet_length(code_hash) = 32)),
+    CONSTRAINT oauth_codes_redirect_uri_check CHECK ((char_length(redirect_uri) <= 2000))
+);
+
+CREATE TABLE public.oauth_grants (
+    id bigint NOT NULL,
+    client_id text NOT NULL,
+    surface text NOT NULL,
+    namespaces text[],
+    read_only boolean NOT NULL,
+    tool_profile text NOT NULL,
+    resource text NOT NULL,
+    scopes text[] DEFAULT '{}'::text[] NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    revoked_at timestamp with time zone,
+    revoked_why text,
+    CONSTRAINT oauth_grants_namespaces_check CHECK (((namespaces IS NULL) OR ((cardinality(namespaces) >= 1) AND (cardinality(namespaces) <= 64)))),
+    CONSTRAINT oauth_grants_resource_check CHECK ((char_length(resource) <= 2000)),
+    CONSTRAINT oauth_grants_revoked_why_check CHECK (((revoked_why IS NULL) OR (revoked_why ~ '^[a-z_]{1,32}$'::text))),
+    CONSTRAINT oauth_grants_surface_check CHECK ((surface ~ '^[a-z0-9][a-z0-9-]{0,31}$'::text)),
+    CONSTRAINT oauth_grants_tool_profile_check CHECK ((tool_profile = ANY (ARRAY['core'::text, 'full'::text])))
+);
+
+ALTER TABLE public.oauth_grants ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.oauth_grants_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.oauth_refresh_tokens (
+    token_hash bytea NOT NULL,
+    grant_id bigint NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    used_at timestamp with time zone,
+    CONSTRAINT oauth_refresh_tokens_token_hash_check CHECK ((octet_length(token_hash) = 32))
+);
 
 ALTER TABLE public.purge_tombstones ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME public.purge_tombstones_id_seq
@@ -1437,6 +1850,15 @@ ALTER TABLE ONLY public.artifacts
 ALTER TABLE ONLY public.artifacts
     ADD CONSTRAINT artifacts_seq_key UNIQUE (seq);
 
+ALTER TABLE ONLY public.bootstrap_marks
+    ADD CONSTRAINT bootstrap_marks_pkey PRIMARY KEY (token_id, namespace);
+
+ALTER TABLE ONLY public.change_feed
+    ADD CONSTRAINT change_feed_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.change_feed_trimmed
+    ADD CONSTRAINT change_feed_trimmed_pkey PRIMARY KEY (namespace);
+
 ALTER TABLE ONLY public.embedding_jobs
     ADD CONSTRAINT embedding_jobs_pkey PRIMARY KEY (id);
 
@@ -1461,6 +1883,9 @@ ALTER TABLE ONLY public.lexicon_state
 ALTER TABLE ONLY public.lexicon_words
     ADD CONSTRAINT lexicon_words_pkey PRIMARY KEY (namespace, lexeme);
 
+ALTER TABLE ONLY public.memhub_instance
+    ADD CONSTRAINT memhub_instance_pkey PRIMARY KEY (singleton);
+
 ALTER TABLE ONLY public.memories
     ADD CONSTRAINT memories_namespace_id_key UNIQUE (namespace, id);
 
@@ -1476,8 +1901,32 @@ ALTER TABLE ONLY public.memory_corroborations
 ALTER TABLE ONLY public.memory_embeddings
     ADD CONSTRAINT memory_embeddings_pkey PRIMARY KEY (memory_id);
 
+ALTER TABLE ONLY public.memory_observations
+    ADD CONSTRAINT memory_observations_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.memory_observations
+    ADD CONSTRAINT memory_observations_seq_key UNIQUE (seq);
+
 ALTER TABLE ONLY public.memory_revisions
     ADD CONSTRAINT memory_revisions_pkey PRIMARY KEY (memory_id, revision);
+
+ALTER TABLE ONLY public.memory_verifications
+    ADD CONSTRAINT memory_verifications_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.namespace_profiles
+    ADD CONSTRAINT namespace_profiles_pkey PRIMARY KEY (namespace);
+
+ALTER TABLE ONLY public.oauth_clients
+    ADD CONSTRAINT oauth_clients_pkey PRIMARY KEY (client_id);
+
+ALTER TABLE ONLY public.oauth_codes
+    ADD CONSTRAINT oauth_codes_pkey PRIMARY KEY (code_hash);
+
+ALTER TABLE ONLY public.oauth_grants
+    ADD CONSTRAINT oauth_grants_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.oauth_refresh_tokens
+    ADD CONSTRAINT oauth_refresh_tokens_pkey PRIMARY KEY (token_hash);
 
 ALTER TABLE ONLY public.purge_tombstones
     ADD CONSTRAINT purge_tombstones_pkey PRIMARY KEY (id);
@@ -1503,11 +1952,17 @@ CREATE INDEX admin_ended_sessions_expiry ON public.admin_ended_sessions USING bt
 
 CREATE INDEX admin_flash_expiry ON public.admin_flash USING btree (expires_at);
 
+CREATE INDEX api_tokens_oauth_grant ON public.api_tokens USING btree (oauth_grant_id) WHERE (oauth_grant_id IS NOT NULL);
+
 CREATE UNIQUE INDEX api_tokens_one_active_surface ON public.api_tokens USING btree (surface) WHERE ((revoked_at IS NULL) AND (kind = 'surface'::text));
 
 CREATE INDEX artifacts_ns_seq ON public.artifacts USING btree (namespace, seq DESC);
 
 CREATE INDEX artifacts_sha ON public.artifacts USING btree (sha256);
+
+CREATE INDEX bootstrap_marks_namespace ON public.bootstrap_marks USING btree (namespace);
+
+CREATE INDEX change_feed_position ON public.change_feed USING btree (namespace, xid, id);
 
 CREATE INDEX embedding_jobs_dead ON public.embedding_jobs USING btree (run_after) WHERE (status = 'dead'::text);
 
@@ -1545,7 +2000,21 @@ CREATE INDEX memory_embeddings_model ON public.memory_embeddings USING btree (mo
 
 CREATE INDEX memory_embeddings_ns ON public.memory_embeddings USING btree (namespace);
 
+CREATE INDEX memory_observations_ns_seq ON public.memory_observations USING btree (namespace, seq DESC);
+
+CREATE INDEX memory_observations_refs ON public.memory_observations USING gin (refs);
+
 CREATE UNIQUE INDEX memory_revisions_one_current ON public.memory_revisions USING btree (memory_id) WHERE is_current;
+
+CREATE INDEX memory_verifications_latest ON public.memory_verifications USING btree (memory_id, verified_at DESC);
+
+CREATE INDEX oauth_clients_created ON public.oauth_clients USING btree (created_at);
+
+CREATE INDEX oauth_codes_expires ON public.oauth_codes USING btree (expires_at);
+
+CREATE INDEX oauth_grants_client ON public.oauth_grants USING btree (client_id);
+
+CREATE INDEX oauth_refresh_tokens_grant ON public.oauth_refresh_tokens USING btree (grant_id);
 
 CREATE INDEX purge_tombstones_target ON public.purge_tombstones USING btree (namespace, kind, target);
 
@@ -1555,7 +2024,15 @@ CREATE TRIGGER artifacts_purge_only BEFORE DELETE ON public.artifacts FOR EACH R
 
 CREATE TRIGGER embedding_jobs_notify AFTER INSERT ON public.embedding_jobs FOR EACH STATEMENT EXECUTE FUNCTION public.memhub_embedding_jobs_notify();
 
+CREATE TRIGGER handoffs_change_feed_insert AFTER INSERT ON public.handoffs FOR EACH ROW EXECUTE FUNCTION public.memhub_feed_work();
+
+CREATE TRIGGER handoffs_change_feed_update AFTER UPDATE ON public.handoffs FOR EACH ROW WHEN ((new.status IS DISTINCT FROM old.status)) EXECUTE FUNCTION public.memhub_feed_work();
+
 CREATE TRIGGER handoffs_purge_only BEFORE DELETE ON public.handoffs FOR EACH ROW EXECUTE FUNCTION public.memhub_delete_by_purge_only();
+
+CREATE TRIGGER memories_change_feed_insert AFTER INSERT ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memhub_feed_memories();
+
+CREATE TRIGGER memories_change_feed_update AFTER UPDATE ON public.memories FOR EACH ROW WHEN (((new.current_revision <> old.current_revision) OR (new.quarantined <> old.quarantined) OR (new.status IS DISTINCT FROM old.status) OR (new.superseded_by IS DISTINCT FROM old.superseded_by))) EXECUTE FUNCTION public.memhub_feed_memories();
 
 CREATE TRIGGER memories_guard BEFORE INSERT OR UPDATE ON public.memories FOR EACH ROW WHEN ((NOT public.memhub_restoring('public.memories'::regclass))) EXECUTE FUNCTION public.memories_guard();
 
@@ -1563,7 +2040,13 @@ CREATE TRIGGER memories_lineage_guard BEFORE UPDATE ON public.memories FOR EACH 
 
 CREATE CONSTRAINT TRIGGER memories_mirror_current_revision AFTER INSERT OR UPDATE ON public.memories DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION public.memories_mirror_current_revision();
 
+CREATE TRIGGER memories_provenance_guard BEFORE UPDATE ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memories_provenance_guard();
+
+CREATE TRIGGER memories_purge_observations AFTER DELETE ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memories_purge_observations();
+
 CREATE TRIGGER memories_purge_only BEFORE DELETE ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memhub_delete_by_purge_only();
+
+CREATE TRIGGER memory_observations_guard BEFORE INSERT OR DELETE OR UPDATE ON public.memory_observations FOR EACH ROW EXECUTE FUNCTION public.memhub_trust_rows_guard();
 
 CREATE TRIGGER memory_revisions_append_only BEFORE DELETE OR UPDATE ON public.memory_revisions FOR EACH ROW EXECUTE FUNCTION public.memory_revisions_append_only();
 
@@ -1571,12 +2054,21 @@ CREATE TRIGGER memory_revisions_insert_guard BEFORE INSERT ON public.memory_revi
 
 CREATE TRIGGER memory_revisions_restore_guard BEFORE INSERT ON public.memory_revisions FOR EACH ROW WHEN (public.memhub_restoring('public.memory_revisions'::regclass)) EXECUTE FUNCTION public.memory_revisions_restore_guard();
 
+CREATE TRIGGER memory_verifications_guard BEFORE INSERT OR DELETE OR UPDATE ON public.memory_verifications FOR EACH ROW EXECUTE FUNCTION public.memhub_trust_rows_guard();
+
 CREATE TRIGGER session_events_append_only BEFORE DELETE OR UPDATE ON public.session_events FOR EACH ROW EXECUTE FUNCTION public.session_events_append_only();
+
+CREATE TRIGGER sessions_change_feed_insert AFTER INSERT ON public.sessions FOR EACH ROW WHEN ((current_setting('memhub.restoring'::text, true) = 'on'::text)) EXECUTE FUNCTION public.memhub_feed_work();
+
+CREATE TRIGGER sessions_change_feed_update AFTER UPDATE ON public.sessions FOR EACH ROW WHEN ((new.status IS DISTINCT FROM old.status)) EXECUTE FUNCTION public.memhub_feed_work();
 
 CREATE TRIGGER sessions_purge_only BEFORE DELETE ON public.sessions FOR EACH ROW EXECUTE FUNCTION public.memhub_delete_by_purge_only();
 
 ALTER TABLE ONLY public.admin_audit
     ADD CONSTRAINT admin_audit_token_id_fkey FOREIGN KEY (token_id) REFERENCES public.api_tokens(id);
+
+ALTER TABLE ONLY public.api_tokens
+    ADD CONSTRAINT api_tokens_oauth_grant_id_fkey FOREIGN KEY (oauth_grant_id) REFERENCES public.oauth_grants(id);
 
 ALTER TABLE ONLY public.api_tokens
     ADD CONSTRAINT api_tokens_replaces_fkey FOREIGN KEY (replaces) REFERENCES public.api_tokens(id);
@@ -1586,6 +2078,9 @@ ALTER TABLE ONLY public.artifact_chunks
 
 ALTER TABLE ONLY public.artifacts
     ADD CONSTRAINT artifacts_sha256_fkey FOREIGN KEY (sha256) REFERENCES public.artifact_blobs(sha256);
+
+ALTER TABLE ONLY public.bootstrap_marks
+    ADD CONSTRAINT bootstrap_marks_token_id_fkey FOREIGN KEY (token_id) REFERENCES public.api_tokens(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.embedding_jobs
     ADD CONSTRAINT embedding_jobs_namespace_memory_id_fkey FOREIGN KEY (namespace, memory_id) REFERENCES public.memories(namespace, id);
@@ -1602,6 +2097,18 @@ ALTER TABLE ONLY public.memory_embeddings
 ALTER TABLE ONLY public.memory_revisions
     ADD CONSTRAINT memory_revisions_namespace_memory_id_fkey FOREIGN KEY (namespace, memory_id) REFERENCES public.memories(namespace, id);
 
+ALTER TABLE ONLY public.memory_verifications
+    ADD CONSTRAINT memory_verifications_namespace_memory_id_fkey FOREIGN KEY (namespace, memory_id) REFERENCES public.memories(namespace, id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.oauth_codes
+    ADD CONSTRAINT oauth_codes_grant_id_fkey FOREIGN KEY (grant_id) REFERENCES public.oauth_grants(id);
+
+ALTER TABLE ONLY public.oauth_grants
+    ADD CONSTRAINT oauth_grants_client_id_fkey FOREIGN KEY (client_id) REFERENCES public.oauth_clients(client_id);
+
+ALTER TABLE ONLY public.oauth_refresh_tokens
+    ADD CONSTRAINT oauth_refresh_tokens_grant_id_fkey FOREIGN KEY (grant_id) REFERENCES public.oauth_grants(id);
+
 ALTER TABLE ONLY public.session_events
     ADD CONSTRAINT session_events_namespace_session_id_fkey FOREIGN KEY (namespace, session_id) REFERENCES public.sessions(namespace, id);
 
@@ -1610,6 +2117,12 @@ ALTER TABLE public.artifact_blobs ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.artifact_chunks ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.artifacts ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.bootstrap_marks ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.change_feed ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.change_feed_trimmed ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.embedding_jobs ENABLE ROW LEVEL SECURITY;
 
@@ -1627,11 +2140,23 @@ ALTER TABLE public.memory_corroborations ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.memory_embeddings ENABLE ROW LEVEL SECURITY;
 
+ALTER TABLE public.memory_observations ENABLE ROW LEVEL SECURITY;
+
 ALTER TABLE public.memory_revisions ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.memory_verifications ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.namespace_profiles ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.purge_tombstones ENABLE ROW LEVEL SECURITY;
 
 CREATE POLICY read_only_delete ON public.artifacts AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.bootstrap_marks AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.change_feed AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.change_feed_trimmed AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
 CREATE POLICY read_only_delete ON public.embedding_jobs AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
@@ -1649,7 +2174,13 @@ CREATE POLICY read_only_delete ON public.memory_corroborations AS RESTRICTIVE FO
 
 CREATE POLICY read_only_delete ON public.memory_embeddings AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
+CREATE POLICY read_only_delete ON public.memory_observations AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
 CREATE POLICY read_only_delete ON public.memory_revisions AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.memory_verifications AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.namespace_profiles AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
 CREATE POLICY read_only_delete ON public.purge_tombstones AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
@@ -1658,6 +2189,12 @@ CREATE POLICY read_only_delete ON public.session_events AS RESTRICTIVE FOR DELET
 CREATE POLICY read_only_delete ON public.sessions AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
 CREATE POLICY read_only_insert ON public.artifacts AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_insert ON public.bootstrap_marks AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_insert ON public.change_feed AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_insert ON public.change_feed_trimmed AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_insert ON public.embedding_jobs AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
@@ -1675,7 +2212,13 @@ CREATE POLICY read_only_insert ON public.memory_corroborations AS RESTRICTIVE FO
 
 CREATE POLICY read_only_insert ON public.memory_embeddings AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
+CREATE POLICY read_only_insert ON public.memory_observations AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
 CREATE POLICY read_only_insert ON public.memory_revisions AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_insert ON public.memory_verifications AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_insert ON public.namespace_profiles AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_insert ON public.purge_tombstones AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
@@ -1684,6 +2227,12 @@ CREATE POLICY read_only_insert ON public.session_events AS RESTRICTIVE FOR INSER
 CREATE POLICY read_only_insert ON public.sessions AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_update ON public.artifacts AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.bootstrap_marks AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.change_feed AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.change_feed_trimmed AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_update ON public.embedding_jobs AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
@@ -1701,7 +2250,13 @@ CREATE POLICY read_only_update ON public.memory_corroborations AS RESTRICTIVE FO
 
 CREATE POLICY read_only_update ON public.memory_embeddings AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
+CREATE POLICY read_only_update ON public.memory_observations AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
 CREATE POLICY read_only_update ON public.memory_revisions AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.memory_verifications AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.namespace_profiles AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_update ON public.purge_tombstones AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
@@ -1714,6 +2269,12 @@ ALTER TABLE public.session_events ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.sessions ENABLE ROW LEVEL SECURITY;
 
 CREATE POLICY tenant_isolation ON public.artifacts USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.bootstrap_marks USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.change_feed USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.change_feed_trimmed USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
 CREATE POLICY tenant_isolation ON public.embedding_jobs USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
@@ -1731,7 +2292,13 @@ CREATE POLICY tenant_isolation ON public.memory_corroborations USING (public.mem
 
 CREATE POLICY tenant_isolation ON public.memory_embeddings USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
+CREATE POLICY tenant_isolation ON public.memory_observations USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
 CREATE POLICY tenant_isolation ON public.memory_revisions USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.memory_verifications USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.namespace_profiles USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
 CREATE POLICY tenant_isolation ON public.purge_tombstones USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
@@ -1930,18 +2497,28 @@ GRANT ALL ON FUNCTION public.memhub_artifact_finish(p_sha bytea) TO memhub_app;
 REVOKE ALL ON FUNCTION public.memhub_artifact_read(p_sha bytea, p_offset bigint, p_length integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.memhub_artifact_read(p_sha bytea, p_offset bigint, p_length integer) TO memhub_app;
 
+GRANT ALL ON FUNCTION public.memhub_change_surface() TO memhub_app;
+
 REVOKE ALL ON FUNCTION public.memhub_delete_blobs(p_shas bytea[]) FROM PUBLIC;
 
 GRANT ALL ON FUNCTION public.memhub_delete_by_purge_only() TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_embedding_jobs_notify() TO memhub_app;
 
-REVOKE ALL ON FUNCTION public.memhub_gc(p_dry_run boolean, p_idempotency_ttl interval, p_dead_job_ttl interval, p_artifact_grace interval, p_login_forgive interval, p_batch integer, p_trigger text, p_min_gap interval) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.memhub_gc(p_dry_run boolean, p_idempotency_ttl interval, p_dead_job_ttl interval, p_artifact_grace interval, p_login_forgive interval, p_batch integer, p_trigger text, p_min_gap interval) TO memhub_app;
+REVOKE ALL ON FUNCTION public.memhub_feed_memories() FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION public.memhub_feed_work() FROM PUBLIC;
+
+GRANT ALL ON FUNCTION public.memhub_fresh_at(p_namespace text, p_id uuid) TO memhub_app;
+
+REVOKE ALL ON FUNCTION public.memhub_gc(p_dry_run boolean, p_idempotency_ttl interval, p_dead_job_ttl interval, p_artifact_grace interval, p_login_forgive interval, p_batch integer, p_trigger text, p_min_gap interval, p_change_feed_retention interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.memhub_gc(p_dry_run boolean, p_idempotency_ttl interval, p_dead_job_ttl interval, p_artifact_grace interval, p_login_forgive interval, p_batch integer, p_trigger text, p_min_gap interval, p_change_feed_retention interval) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_lexical_candidates(p_namespace text, p_terms tsquery[], p_gates tsquery[], p_floors integer[], p_take integer, p_depth integer, p_kinds text[], p_tags text[]) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_lexical_gate(p_namespace text, p_terms tsquery[], p_gate tsquery, p_floor integer, p_seen uuid[], p_limit integer, p_kinds text[], p_tags text[]) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_needs_reverification(p_namespace text, p_id uuid, p_kind text, p_status text) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_ns_key(ns text) TO memhub_app;
 
@@ -1979,6 +2556,10 @@ GRANT ALL ON FUNCTION public.memhub_tag_gate(ns text, tags text[]) TO memhub_app
 
 GRANT ALL ON FUNCTION public.memhub_tags_text(tags text[]) TO memhub_app;
 
+REVOKE ALL ON FUNCTION public.memhub_trim_change_feed(p_dry_run boolean, p_retention interval, p_batch integer, OUT removed bigint, OUT more boolean) FROM PUBLIC;
+
+GRANT ALL ON FUNCTION public.memhub_trust_rows_guard() TO memhub_app;
+
 GRANT ALL ON FUNCTION public.memhub_tsquery_lexemes(t tsquery) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_with_parts(doc text) TO memhub_app;
@@ -1992,6 +2573,10 @@ GRANT ALL ON FUNCTION public.memories_guard() TO memhub_app;
 GRANT ALL ON FUNCTION public.memories_lineage_guard() TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memories_mirror_current_revision() TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memories_provenance_guard() TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memories_purge_observations() TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memory_revisions_append_only() TO memhub_app;
 
@@ -2023,6 +2608,14 @@ GRANT SELECT,INSERT,UPDATE ON TABLE public.artifacts TO memhub_app;
 
 GRANT SELECT,USAGE ON SEQUENCE public.artifacts_seq_seq TO memhub_app;
 
+GRANT SELECT,INSERT,UPDATE ON TABLE public.bootstrap_marks TO memhub_app;
+
+GRANT SELECT ON TABLE public.change_feed TO memhub_app;
+
+GRANT SELECT,USAGE ON SEQUENCE public.change_feed_id_seq TO memhub_app;
+
+GRANT SELECT ON TABLE public.change_feed_trimmed TO memhub_app;
+
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.embedding_jobs TO memhub_app;
 
 GRANT SELECT,USAGE ON SEQUENCE public.embedding_jobs_id_seq TO memhub_app;
@@ -2045,6 +2638,8 @@ GRANT SELECT,INSERT,UPDATE ON TABLE public.memories TO memhub_app;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.live_memories TO memhub_app;
 
+GRANT SELECT ON TABLE public.memhub_instance TO memhub_app;
+
 GRANT SELECT,USAGE ON SEQUENCE public.memories_seq_seq TO memhub_app;
 
 GRANT SELECT,INSERT,UPDATE ON TABLE public.memory_corroborations TO memhub_app;
@@ -2053,7 +2648,27 @@ GRANT SELECT,USAGE ON SEQUENCE public.memory_corroborations_id_seq TO memhub_app
 
 GRANT SELECT,INSERT,UPDATE ON TABLE public.memory_embeddings TO memhub_app;
 
+GRANT SELECT,INSERT ON TABLE public.memory_observations TO memhub_app;
+
+GRANT SELECT,USAGE ON SEQUENCE public.memory_observations_seq_seq TO memhub_app;
+
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.memory_revisions TO memhub_app;
+
+GRANT SELECT,INSERT ON TABLE public.memory_verifications TO memhub_app;
+
+GRANT SELECT,USAGE ON SEQUENCE public.memory_verifications_id_seq TO memhub_app;
+
+GRANT SELECT,INSERT,UPDATE ON TABLE public.namespace_profiles TO memhub_app;
+
+GRANT SELECT,INSERT,DELETE ON TABLE public.oauth_clients TO memhub_app;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.oauth_codes TO memhub_app;
+
+GRANT SELECT,INSERT,UPDATE ON TABLE public.oauth_grants TO memhub_app;
+
+GRANT SELECT,USAGE ON SEQUENCE public.oauth_grants_id_seq TO memhub_app;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.oauth_refresh_tokens TO memhub_app;
 
 GRANT SELECT,USAGE ON SEQUENCE public.purge_tombstones_id_seq TO memhub_app;
 

@@ -7,9 +7,10 @@ token must not see. So the token gate binds the authenticated principal to the r
 context (`bind_caller`), and every transaction opened on its behalf is confined to the
 intersection of what was asked and what the token may see; an empty intersection sees nothing
 and may insert nothing. A read-only token's transactions also set `memhub.read_only`, and the
-database then refuses their writes (migration 0013). Background work (embedding worker, expiry
-sweep) and operator views run outside any request, with no caller bound, and keep their own
-scope.
+database then refuses their writes (migration 0013). Every transaction names the token's
+surface (`memhub.surface`): the change feed's triggers record it (migration 0028). Background
+work (embedding worker, expiry sweep) and operator views run outside any request, with no
+caller bound, and keep their own scope (the feed records 'system').
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from .core import ALL_NAMESPACES
 
 _CALLER: ContextVar[Principal | None] = ContextVar("memhub_caller", default=None)
 READ_ONLY_GUC = "memhub.read_only"
+# Who the change feed records as acting (migration 0028); unset outside a request: 'system'.
+SURFACE_GUC = "memhub.surface"
 
 
 def bind_caller(principal: Principal | None) -> None:
@@ -48,7 +51,9 @@ class TokenScope:
     def _tx(self, namespaces: str | Sequence[str], gucs: Mapping[str, str] | None = None, *,
             verify: bool = False):
         caller = _CALLER.get()
-        if caller is not None and caller.read_only:
-            # The database refuses this transaction's writes too (migration 0013).
-            gucs = {**(gucs or {}), READ_ONLY_GUC: "on"}
+        if caller is not None:
+            gucs = {**(gucs or {}), SURFACE_GUC: caller.surface}
+            if caller.read_only:
+                # The database refuses this transaction's writes too (migration 0013).
+                gucs[READ_ONLY_GUC] = "on"
         return super()._tx(confine(namespaces, caller), gucs, verify=verify)

@@ -26,6 +26,7 @@ from ...errors import Unavailable
 from ..fusion import rrf
 from ..memory_dicts import memory_dict
 from ..principal import Principal, check_namespace
+from ..retrieval_guard import judge
 from ..search import (
     MAX_LIMIT,
     check_int,
@@ -84,7 +85,8 @@ class SearchStore:
         tags: list[str] | None = None,
         mode: str = "hybrid",
     ) -> dict[str, Any]:
-        """Hybrid (lexical + semantic, RRF-fused), lexical-only or semantic-only search.
+        """Hybrid (lexical + semantic, RRF-fused), lexical-only or semantic-only search. Each
+        result carries the retrieval guard's verdict (`match`, storage/retrieval_guard.py).
 
         Raises INVALID_INPUT (bounds: query 1-1000 chars, limit 1-100, known kinds, <= 32
         tags), FORBIDDEN, UNAVAILABLE for mode='semantic' while the model is not ready.
@@ -102,13 +104,16 @@ class SearchStore:
             vector, degraded = await embedding
             ranked = await self._ranked(conn, namespace, query, vector, mode, kinds, tags, depth,
                                         lexical)
-            return await self._materialise(conn, namespace, ranked[:limit]), degraded
+            return (await self._materialise(conn, namespace, ranked[:limit], vector=vector),
+                    degraded)
 
         results, degraded = await self._read_beside(namespace, read, lexical, embedding)
+        verdicts = judge([r["why"] for r in results])
         return {
             "results": [
-                {"memory": memory_dict(r["row"]), "score": round(r["score"], 6), "why": r["why"]}
-                for r in results
+                {"memory": memory_dict(r["row"]), "score": round(r["score"], 6), "why": r["why"],
+                 "match": verdict}
+                for r, verdict in zip(results, verdicts, strict=True)
             ],
             "mode": mode,
             "degraded": degraded,
@@ -143,12 +148,12 @@ class SearchStore:
             params = {"namespace": namespace, "kinds": kinds, "tags": tags, "depth": depth}
             lexical = LexicalLeg()
 
-            async def leg(conn: psycopg.AsyncConnection) -> list[Any]:
+            async def leg(conn: psycopg.AsyncConnection) -> list[dict[str, Any]]:
                 lexical.holding.set()
-                ids = await self._lexical(conn, query, params)
+                rows = await self._lexical(conn, query, params)
                 if not lexical.done():
-                    lexical.set_result(ids)  # a read: COMMIT cannot change what it returned
-                return ids
+                    lexical.set_result(rows)  # a read: COMMIT cannot change what it returned
+                return rows
 
             lexical.run(self._run(namespace, leg, retry_safe=True, gucs=self._search_gucs()))
         return lexical, asyncio.ensure_future(self._query_vector(query, mode))
@@ -216,10 +221,10 @@ class SearchStore:
         `lexical`: the lexical leg already started elsewhere (hybrid), awaited after the
         semantic leg so the two run at the same time."""
         params = {"namespace": namespace, "kinds": kinds, "tags": tags, "depth": depth}
-        legs: dict[str, list[Any]] = {}
+        lexical_rows: list[dict[str, Any]] = []
         distances: dict[Any, float] = {}
         if mode == "lexical" or (mode == "hybrid" and lexical is None):
-            legs["lexical"] = await self._lexical(conn, query, params)
+            lexical_rows = await self._lexical(conn, query, params)
         if mode in ("hybrid", "semantic") and vector is not None:
             cur = await conn.execute(q("search.semantic"), {
                 **params, "embedding": vector, "model": self.embedder.model_name,
@@ -227,20 +232,24 @@ class SearchStore:
                 prepare=False)  # unnamed: planned for this vector (search_gucs)
             rows = await cur.fetchall()
             if lexical is not None:
-                legs["lexical"] = await lexical
+                lexical_rows = await lexical
             # The gate decides whether the query is answerable at all, not how far each
             # neighbour may be: nothing near (and, in hybrid, no word matched) -> no semantic
             # results, rather than the nearest unrelated memories. Once answerable, the
             # neighbours up to the looser ceiling count; RRF ranks them by position.
             answerable = bool(rows) and (
                 rows[0]["distance"] <= self.settings.semantic_max_distance
-                or bool(legs.get("lexical")))
+                or bool(lexical_rows))
             if not answerable:
                 rows = []
-            legs["semantic"] = [r["id"] for r in rows]
+            semantic = [r["id"] for r in rows]
             distances = {r["id"]: r["distance"] for r in rows}
         elif lexical is not None:
-            legs["lexical"] = await lexical  # no vector: hybrid degraded to lexical
+            lexical_rows = await lexical  # no vector: hybrid degraded to lexical
+        legs = {"lexical": [r["id"] for r in lexical_rows]} if mode != "semantic" else {}
+        if mode != "lexical" and vector is not None:
+            legs["semantic"] = semantic
+        coverage = {r["id"]: r["coverage"] for r in lexical_rows}
         fused = rrf(legs, self.settings.rrf_k)
         return [
             {
@@ -250,35 +259,50 @@ class SearchStore:
                     "lexical_rank": f.ranks.get("lexical"),
                     "semantic_rank": f.ranks.get("semantic"),
                     "distance": round(distances[f.key], 4) if f.key in distances else None,
+                    "coverage": round(coverage[f.key], 4) if f.key in coverage else None,
                 },
             }
             for f in fused
         ]
 
     async def _lexical(self, conn: psycopg.AsyncConnection, query: str,
-                       params: dict[str, Any]) -> list[Any]:
-        """The lexical leg's ids, best first (storage/postgres/lexical_leg.py)."""
-        rows = await lexical_leg(conn, query, params, min_coverage=self.lexical_min_coverage,
+                       params: dict[str, Any]) -> list[dict[str, Any]]:
+        """The lexical leg's [{id, matched, rank, coverage}], best first
+        (storage/postgres/lexical_leg.py)."""
+        return await lexical_leg(conn, query, params, min_coverage=self.lexical_min_coverage,
                                  max_need=self.lexical_max_need, candidates=LEXICAL_CANDIDATES)
-        return [r["id"] for r in rows]
 
     async def _materialise(
         self, conn: psycopg.AsyncConnection, namespace: str, ranked: list[dict[str, Any]],
-        vectors_of: str | None = None,
+        vectors_of: str | None = None, vector: Any = None,
     ) -> list[dict[str, Any]]:
         """The ranked rows re-read through stage 0: whole rows (memory_search), or, given
         `vectors_of` (a model name), what memory_context sends with each memory's current
-        vector of that model, read in binary."""
+        vector of that model, read in binary. Given the query's `vector`, each result's
+        `why.distance` is filled in where the semantic leg did not rank it, so the retrieval
+        guard sees every result's distance."""
         if not ranked:
             return []
         params = {"ids": [r["id"] for r in ranked], "namespace": namespace}
-        if vectors_of is None:
-            cur = await conn.execute(q("search.fetch_live"), params)
-        else:
+        if vectors_of is not None:
             cur = await conn.execute(q("search.fetch_live_context"),
-                                     {**params, "model": vectors_of}, binary=True)
+                                     {**params, "model": vectors_of, "embedding": vector},
+                                     binary=True)
+        elif vector is not None:
+            cur = await conn.execute(q("search.fetch_live_scored"), {
+                **params, "model": self.embedder.model_name, "embedding": vector})
+        else:
+            cur = await conn.execute(q("search.fetch_live"), params)
         rows = {row["id"]: row for row in await cur.fetchall()}
-        return [{**r, "row": rows[r["id"]]} for r in ranked if r["id"] in rows]
+        out = []
+        for r in ranked:
+            row = rows.get(r["id"])
+            if row is None:
+                continue
+            if r["why"]["distance"] is None and row.get("distance") is not None:
+                r["why"]["distance"] = round(row["distance"], 4)
+            out.append({**r, "row": row})
+        return out
 
 
 def search_gucs(ef_search: int) -> dict[str, str]:

@@ -11,6 +11,7 @@ from .core import ALL_NAMESPACES
 from .gc import last_run_in, run_summary
 from .lexicon import due_in
 from .queries import q
+from .rows import many
 
 
 class StatsStore:
@@ -20,7 +21,7 @@ class StatsStore:
         scope = ALL_NAMESPACES if principal.namespaces is None else principal.namespaces
         if not scope:
             return {"namespaces": {}, "embedding_queue": {"pending": 0, "dead": 0},
-                    "lexicon": {"due": []}}
+                    "observations": {}, "lexicon": {"due": []}}
 
         async def read(conn: psycopg.AsyncConnection) -> dict[str, Any]:
             counts: dict[str, dict[str, int]] = {}
@@ -35,7 +36,12 @@ class StatsStore:
                 counts.setdefault(row["namespace"], {})[row["status"]] = row["n"]
             queue = await queued.fetchone()
             due = [row["namespace"] for row in await due_in(conn, principal.namespaces)]
+            observed = await many(conn, "trust.observation_totals",
+                                  {"namespaces": None if principal.namespaces is None
+                                   else list(principal.namespaces)})
             return {"namespaces": counts, "embedding_queue": dict(queue),
+                    "observations": {r["namespace"]: {"total": r["total"], "open": r["open"]}
+                                     for r in observed},
                     "lexicon": {"due": due},
                     "gc": run_summary(await last_run_in(conn), principal)}
 

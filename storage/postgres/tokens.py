@@ -69,6 +69,7 @@ class TokenStore:
             namespaces=namespaces,
             read_only=row["read_only"],
             prefix=row["prefix"],
+            tool_profile=row["tool_profile"],
         )
 
     async def seed_surface_tokens(self, web_token: str | None) -> dict[str, str]:

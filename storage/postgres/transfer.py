@@ -30,6 +30,7 @@ from ..transfer_records import (
     event_record,
     handoff_record,
     memory_record,
+    profile_record,
     session_record,
 )
 from ..work_input import CHUNK_SIZE
@@ -50,10 +51,16 @@ GENERATED = "generated from the other columns"
 # column). tests/integration/test_transfer_coverage.py fails when a migration adds a tenant
 # table or a column that is not listed here (or in LEFT_OUT), so nothing is left out silently.
 COLUMNS: dict[str, dict[str, str]] = {
+    "namespace_profiles": {
+        **dict.fromkeys(("profile", "version", "created_at", "updated_at", "updated_by"),
+                        IN_FILE),
+        "namespace": NAMESPACE,
+    },
     "memories": {
         **dict.fromkeys(("id", "kind", "key", "metadata", "status", "superseded_by",
                          "current_revision", "author_client", "quarantined", "deleted_reason",
-                         "created_at", "updated_at", "expires_at", "lineage"), IN_FILE),
+                         "created_at", "updated_at", "expires_at", "lineage", "origin",
+                         "model", "client_info", "derived_from"), IN_FILE),
         "seq": ORDER, "namespace": NAMESPACE,
         "title": "the current revision's (revisions[-1])",
         "content": "the current revision's (revisions[-1])",
@@ -66,6 +73,10 @@ COLUMNS: dict[str, dict[str, str]] = {
                          "created_at"), IN_FILE),
         "memory_id": NESTED, "namespace": NAMESPACE,
         "is_current": "implied: the revision numbered current_revision",
+    },
+    "memory_verifications": {
+        **dict.fromkeys(("revision", "verified_by", "verified_at"), IN_FILE),
+        "id": ORDER, "memory_id": NESTED, "namespace": NAMESPACE,
     },
     "memory_corroborations": {
         **dict.fromkeys(("author_client", "created_at"), IN_FILE),
@@ -102,10 +113,17 @@ LEFT_OUT: dict[str, str] = {
     "embedding_jobs": "derived: the import queues a job per imported live memory",
     "lexicon_words": "derived: word statistics, recounted (the import marks them due)",
     "lexicon_state": "derived: word statistics, recounted (the import marks them due)",
+    "memory_observations": "feedback about this database's memories, addressed here (by "
+                           "revising or verifying them); an import starts with none",
     "idempotency_keys": "not portable: replay records of this database's tokens (token_id); "
                         "a client retries against the server it wrote to",
+    "bootstrap_marks": "not portable: where this database's tokens (token_id) last read the "
+                       "change feed; a client's first bootstrap on the new server starts afresh",
     "purge_tombstones": "this database's record of its purges (reason and actor are its "
                         "operators'); an import refuses any record one of them names",
+    "change_feed": "derived: written by triggers as rows change, so an import records its own "
+                   "changes ('imported'); positions are this database's transaction ids",
+    "change_feed_trimmed": "this database's retention marks, in its own transaction ids",
 }
 
 
@@ -124,7 +142,9 @@ async def memory_records(conn: psycopg.AsyncConnection, namespace: str,
     revisions = _group(await many(conn, "transfer.revisions_of", params), "memory_id")
     corroborations = _group(await many(conn, "transfer.corroborations_of", params),
                             "memory_id")
-    return [memory_record(r, revisions[r["id"]], corroborations[r["id"]]) for r in rows]
+    verifications = _group(await many(conn, "transfer.verifications_of", params), "memory_id")
+    return [memory_record(r, revisions[r["id"]], corroborations[r["id"]], verifications[r["id"]])
+            for r in rows]
 
 
 async def _pages(conn: psycopg.AsyncConnection, name: str, params: dict[str, Any]):
@@ -173,6 +193,10 @@ async def export_namespace(dsn: str, namespace: str, out: BinaryIO, *,
 async def _write_all(conn: psycopg.AsyncConnection, writer: Writer, ns: dict[str, str],
                      step: Callable[[int], None]) -> None:
     namespace = ns["namespace"]
+    profile = await one(conn, "profiles.get", ns)
+    if profile is not None:
+        writer.write(profile_record(profile))
+        step(1)
     async for rows in _pages(conn, "transfer.memories_page", ns):
         for record in await memory_records(conn, namespace, rows):
             writer.write(record)

@@ -139,6 +139,20 @@ def test_create_a_read_only_project_scoped_token(page, server):
     assert token not in page.inner_text("#extra-tokens")
 
 
+def test_create_a_core_tool_profile_token(page, server):
+    log_in(page)
+    page.fill("#create-surface", "cursor")
+    page.fill("#create-namespaces", "acme-web")
+    page.check("#create-tools-core")
+    page.click("#create-button")
+    expect(page.locator("#created-token")).to_contain_text("tools: core")
+    token = page.inner_text("#fresh-token-created").strip()
+    expect(page.locator("#extra-tokens tbody tr").first.locator(".tool-profile")).to_have_text(
+        "core")
+    refused = call_stats(server.mcp_url, {"Authorization": f"Bearer {token}"})
+    assert refused.status_code == 200 and "TOOL_NOT_IN_PROFILE" in refused.text
+
+
 def test_reloading_the_page_after_a_rotation_keeps_the_token_just_shown(page, server, db_conn):
     """The rotation's answer was the POST itself: a reload (F5) rotated again and revoked the
     token on screen. Now the POST redirects to /admin and a reload is a plain GET."""

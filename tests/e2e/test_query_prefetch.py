@@ -39,6 +39,16 @@ async def test_a_search_query_is_embedded_once_starting_before_the_tool_runs(ser
     assert change["joined"] + change["hits"] == 1
 
 
+async def test_a_recall_question_is_embedded_once_starting_before_the_tool_runs(server):
+    async with server.client(WEB_TOKEN) as c:
+        assert await model_state(c) == "ready"
+        before = await counts(c)
+        await c.call_tool("recall", {"namespace": NS, "query": "which queue won"})
+        change = delta(await counts(c), before)
+    assert change["started"] == 1 and change["misses"] == 1
+    assert change["joined"] + change["hits"] == 1
+
+
 async def test_only_an_authenticated_search_that_embeds_starts_early(server):
     async with server.client(WEB_TOKEN) as c:
         assert await model_state(c) == "ready"

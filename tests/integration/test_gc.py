@@ -149,7 +149,8 @@ async def test_only_one_collection_runs_at_a_time_the_other_skips(db_dsn, owner,
     add_key(owner, 8 * DAY)
     with psycopg.connect(db_dsn) as first:  # a run in progress: its transaction is open
         first.execute("SELECT memhub_gc(false, interval '7 days', interval '30 days',"
-                      " interval '1 day', interval '1 hour', 1000, 'first', NULL)")
+                      " interval '1 day', interval '1 hour', 1000, 'first', NULL,"
+                      " interval '30 days')")
         async with open_backend(db_dsn, tmp_path) as backend:
             second = await asyncio.wait_for(backend.collect_garbage(POLICY), timeout=10)
             assert second == {"ran": False, "reason": "busy"}

@@ -60,6 +60,11 @@ async def test_a_purged_memory_leaves_its_secret_nowhere_in_the_database_or_its_
             "namespace": NS, "title": f"Staging credentials {leaked}",
             "content": text + " (rotated monthly)", "client_request_id": "req-dedup"})
         assert corroborated["outcome"] == "deduplicated"
+        await call(web, "memory_verify", {"namespace": NS, "id": leak["id"],
+                                          "client_request_id": "req-verify"})
+        await call(other, "observation_log", {
+            "namespace": NS, "kind": "stale", "text": f"{leaked} was rotated last week",
+            "refs": [leak["id"]], "client_request_id": "req-observe"})
         for query in (leaked, "staging database password"):
             assert (await call(web, "memory_search", {"namespace": NS, "query": query}))[
                 "results"]
@@ -92,7 +97,13 @@ async def test_a_purged_memory_leaves_its_secret_nowhere_in_the_database_or_its_
         assert purged["removed"]["memory_revisions"] == 2
         assert purged["removed"]["memory_embeddings"] == 1
         assert purged["removed"]["memory_corroborations"] == 1
-        assert purged["removed"]["idempotency_keys"] == 4  # remember, revise, dedup, supersede
+        # remember, revise, dedup, supersede, verify, observe
+        assert purged["removed"]["idempotency_keys"] == 6
+        with psycopg.connect(db_dsn) as conn:
+            assert conn.execute(
+                "SELECT (SELECT count(*) FROM memory_verifications WHERE memory_id = %(id)s)"
+                "     + (SELECT count(*) FROM memory_observations WHERE %(id)s = ANY (refs))",
+                {"id": leak["id"]}).fetchone()[0] == 0
         assert purged["not_reclaimed"] == []
 
         # What replaced it still answers for the words it keeps, and nothing resurfaces.

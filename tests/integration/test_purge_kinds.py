@@ -155,6 +155,7 @@ async def test_a_namespace_purge_leaves_nothing_of_it_and_everything_of_the_othe
                                    payload={"x": word})
             await b.artifact_put(DESKTOP, ns, name="f.txt", content=f"file {word}".encode(),
                                  media_type="text/plain")
+            await b.namespace_init(DESKTOP, ns, {"description": f"project {word}"})
             await lexicon.refresh(b, ns)
         db_conn.execute("ANALYZE")
         assert "pg_statistic" in residue.everywhere(db_dsn, secrets[NS])

@@ -58,7 +58,7 @@ def _literal_candidates(conn, table: str, column: str, type_name: str) -> list[s
         "date": ["today"], "interval": ["1 hour"],
         "jsonb": ["{}", "[]"], "json": ["{}"],
         "bytea": ["\\x" + "00" * 32, "\\x" + "00" * 64],
-        "tsvector": [""], "inet": ["127.0.0.1"],
+        "tsvector": [""], "inet": ["127.0.0.1"], "xid8": ["1"],
     }.get(type_name)
     if base is not None:
         return base

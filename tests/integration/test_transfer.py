@@ -23,6 +23,7 @@ from memhub.errors import (
 )
 from memhub.storage.postgres import lexicon
 from memhub.storage.sanitize import NEUTRALISED
+from memhub.storage.transfer_format import VERSION
 from tests.conftest import make_settings
 from tests.support.memories import open_backend
 from tests.support.retrieval import drain, embedder
@@ -64,6 +65,8 @@ def rows(dsn: str, sql: str, params=()) -> list[tuple]:
 
 
 KEPT = {
+    "profile": "SELECT profile, version, created_at, updated_at, updated_by"
+               " FROM namespace_profiles WHERE namespace = %s",
     "memories": "SELECT id, kind, title, content, tags, key, metadata, status, superseded_by,"
                 " current_revision, content_hash, author_client, quarantined, deleted_reason,"
                 " created_at, updated_at, expires_at, lineage FROM memories"
@@ -89,8 +92,8 @@ async def test_an_export_imported_into_another_database_exports_to_the_same_byte
         exported, other_db, tmp_path):
     _, _, path = exported
     report = await import_from(other_db, tmp_path, path)
-    assert report["created"] == {"memory": 5, "handoff": 2, "session": 1, "session_event": 3,
-                                 "artifact": 3}
+    assert report["created"] == {"profile": 1, "memory": 5, "handoff": 2, "session": 1,
+                                 "session_event": 3, "artifact": 3}
     again = await export_to(other_db, tmp_path / "again.jsonl")
     assert again == path.read_bytes()
 
@@ -118,6 +121,7 @@ async def test_importing_the_same_file_twice_changes_nothing(exported, other_db,
     report = await import_from(other_db, tmp_path, path)
     assert sum(report["created"].values()) == 0 and report["embeddings_queued"] == 0
     assert report["unchanged"]["memory"] == 5 and report["blobs"]["stored"] == 0
+    assert report["unchanged"]["profile"] == 1
     assert snapshot(other_db) == before
     assert await export_to(other_db, tmp_path / "again.jsonl") == path.read_bytes()
 
@@ -126,11 +130,13 @@ async def test_a_file_of_a_newer_format_version_is_refused_and_nothing_is_writte
         exported, other_db, tmp_path):
     _, _, path = exported
     newer = tmp_path / "newer.jsonl"
-    rewrite(path, newer, lambda r: {**r, "version": 2} if r["record"] == "header" else r)
+    rewrite(path, newer, lambda r: {**r, "version": VERSION + 1} if r["record"] == "header"
+            else r)
     before = snapshot(other_db)
     with pytest.raises(UnsupportedFormat) as caught:
         await import_from(other_db, tmp_path, newer)
-    assert caught.value.code == "UNSUPPORTED_FORMAT" and caught.value.details["version"] == 2
+    assert caught.value.code == "UNSUPPORTED_FORMAT"
+    assert caught.value.details["version"] == VERSION + 1
     assert "upgrade" in caught.value.remedy
     assert snapshot(other_db) == before
 

@@ -14,9 +14,11 @@ from tests.support.transfer import export_to, populate
 
 # The file's record for each table, and the key a table's columns sit under in it.
 RECORDS = {
+    "namespace_profiles": ("profile", None),
     "memories": ("memory", None),
     "memory_revisions": ("memory", "revisions"),
     "memory_corroborations": ("memory", "corroborations"),
+    "memory_verifications": ("memory", "verifications"),
     "handoffs": ("handoff", None),
     "sessions": ("session", None),
     "session_events": ("session_event", None),
@@ -62,7 +64,7 @@ async def test_every_column_declared_in_the_file_is_in_the_file(db_dsn, tmp_path
     keys: dict[tuple[str, str | None], set[str]] = {}
     for record in records:
         keys.setdefault((record["record"], None), set()).update(record)
-        for nested in ("revisions", "corroborations"):
+        for nested in ("revisions", "corroborations", "verifications"):
             for item in record.get(nested, []) if record["record"] == "memory" else []:
                 keys.setdefault(("memory", nested), set()).update(item)
     for table, declared in COLUMNS.items():

@@ -50,14 +50,16 @@ def insert_token(
     namespaces: list[str] | None = None,
     read_only: bool = False,
     kind: str = "scoped",
+    tool_profile: str = "full",
 ) -> str:
     """Create a token straight in the database and return its plaintext."""
     token = "mh_test_" + uuid.uuid4().hex
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(
-            "INSERT INTO api_tokens (surface, kind, token_hash, prefix, namespaces, read_only)"
-            " VALUES (%s, %s, %s, %s, %s, %s)",
-            [surface, kind, hash_token(token), token_prefix(token), namespaces, read_only],
+            "INSERT INTO api_tokens (surface, kind, token_hash, prefix, namespaces, read_only,"
+            " tool_profile) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+            [surface, kind, hash_token(token), token_prefix(token), namespaces, read_only,
+             tool_profile],
         )
     return token
 

@@ -66,9 +66,10 @@ class RunningServer:
 
 
 @contextmanager
-def thread_server(settings: Settings):
-    """Serve create_app(settings) with uvicorn in a background thread."""
-    port = free_port()
+def thread_server(settings: Settings, port: int | None = None):
+    """Serve create_app(settings) with uvicorn in a background thread, on `port` when the
+    settings must know it in advance (MEMHUB_PORT names the OAuth issuer), else a free one."""
+    port = port or free_port()
     app = create_app(settings)
     # The proxy options memhub's own `main` passes: forwarded headers are believed exactly as
     # in production (from MEMHUB_TRUSTED_PROXIES only), never by uvicorn's loopback default.

@@ -21,21 +21,28 @@ CURSOR = Principal(token_id=1, surface="cursor", namespaces=None)
 DESKTOP = Principal(token_id=2, surface="desktop-cli", namespaces=None)
 BLOB = b"0123456789abcdef" * 90_000  # 1.44 MB: two chunks of the database's 1 MiB
 TENANT_TABLES = ("memories", "memory_revisions", "memory_corroborations", "handoffs",
-                 "sessions", "session_events", "artifacts", "embedding_jobs")
+                 "sessions", "session_events", "artifacts", "embedding_jobs",
+                 "namespace_profiles")
+PROFILE = {"description": "Payments service: payouts, refunds, ledgers.",
+           "context_quota": {"DECISION": 0.5, "FACT": 0.5}, "reverify_days": {"FACT": 30}}
 
 
 async def populate(dsn: str, tmp: Path, namespace: str = NS) -> dict[str, str]:
     """Every kind of record: a revised memory with metadata, key, tags and a corroboration; a
     superseded one and its successor (with lineage); a forgotten one with an expiry; a
     quarantined one; an open handoff naming a memory, a taken one; a closed session with
-    events; two artifacts sharing their bytes, and an empty one."""
+    events; two artifacts sharing their bytes, and an empty one; a profile, changed once."""
     async with open_backend(dsn, tmp) as b:
+        await b.namespace_init(CURSOR, namespace, {"description": "Payments service."})
+        await b.namespace_init(DESKTOP, namespace, PROFILE)
         fact = (await b.remember(CURSOR, namespace, content="Payouts run daily at 06:00 UTC.",
                                  kind="FACT", tags=["ops", "payouts"], key="payout-time",
                                  metadata={"source": "runbook", "n": [1, 2.5]}))["memory"]
         await b.remember(DESKTOP, namespace, content="payouts run daily at 06:00 utc")
         await b.revise(CURSOR, namespace, fact["id"], 1,
-                       content="Payouts run daily at 07:00 UTC.")
+                       content="Payouts run daily at 07:00 UTC.", origin="user_stated",
+                       model="test-model", derived_from=[{"type": "memory", "id": fact["id"]}])
+        await b.verify_memory(DESKTOP, namespace, fact["id"])
         old = (await b.remember(CURSOR, namespace, content="Error tracking with Rollbar.",
                                 kind="DECISION"))["memory"]
         new = (await b.remember(DESKTOP, namespace, content="Sentry for error tracking.",

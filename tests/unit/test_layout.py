@@ -20,7 +20,7 @@ LOWER = {
     "storage.postgres": {"errors", "config", "storage", "embedding"},
 }
 TOP_LEVEL = {"app", "config", "errors", "logs", "runtime", "admin", "embedding", "gateway",
-             "storage", "tools"}
+             "oauth", "storage", "tools"}
 
 
 def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:

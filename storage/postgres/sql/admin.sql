@@ -2,13 +2,16 @@
 -- the operator sees every namespace.
 
 -- name: list_tokens
-SELECT id, surface, kind, prefix, namespaces, read_only, label, created_at, revoked_at, replaces
+SELECT id, surface, kind, prefix, namespaces, read_only, label, created_at, revoked_at, replaces,
+       tool_profile
   FROM api_tokens
+ WHERE kind <> 'oauth'  -- OAuth access tokens are listed by their grant (oauth.list_grants)
  ORDER BY revoked_at IS NOT NULL, kind, surface, id DESC
  LIMIT %(limit)s;
 
 -- name: get_token
-SELECT id, surface, kind, prefix, namespaces, read_only, label, created_at, revoked_at, replaces
+SELECT id, surface, kind, prefix, namespaces, read_only, label, created_at, revoked_at, replaces,
+       tool_profile
   FROM api_tokens
  WHERE id = %(id)s;
 
@@ -25,10 +28,12 @@ UPDATE api_tokens
 RETURNING id, surface, kind, prefix, revoked_at;
 
 -- name: insert_token
-INSERT INTO api_tokens (surface, kind, token_hash, prefix, namespaces, read_only, label, replaces)
+INSERT INTO api_tokens (surface, kind, token_hash, prefix, namespaces, read_only, label, replaces,
+                        tool_profile)
 VALUES (%(surface)s, %(kind)s, %(token_hash)s, %(prefix)s, %(namespaces)s, %(read_only)s,
-        %(label)s, %(replaces)s)
-RETURNING id, surface, kind, prefix, namespaces, read_only, label, created_at, revoked_at, replaces;
+        %(label)s, %(replaces)s, %(tool_profile)s)
+RETURNING id, surface, kind, prefix, namespaces, read_only, label, created_at, revoked_at, replaces,
+          tool_profile;
 
 -- name: insert_audit
 INSERT INTO admin_audit (actor, action, source, token_id, token_prefix, detail)

@@ -7,7 +7,8 @@ SELECT memhub_gc(%(dry_run)s,
                  make_interval(secs => %(grace)s::float8),
                  make_interval(secs => %(login_forgive)s::float8),
                  %(batch)s, %(trigger)s,
-                 make_interval(secs => %(min_gap)s::float8)) AS report;
+                 make_interval(secs => %(min_gap)s::float8),
+                 make_interval(days => %(change_feed_retention_days)s::int)) AS report;
 
 -- name: last_run
 SELECT finished_at, trigger, removed, more

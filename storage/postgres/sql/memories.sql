@@ -47,11 +47,13 @@ SELECT id, status, superseded_by FROM memories
 -- dedup (no row returned), while a key collision still raises. `lineage` (0017): the words of
 -- the memories this one supersedes (`supersede` pointed them at %(id)s earlier in this
 -- transaction), so a query in the replaced words finds the replacement; NULL when it
--- supersedes nothing.
+-- supersedes nothing. Provenance (0029): origin, model, client_info, derived_from.
 INSERT INTO memories (id, namespace, kind, title, content, tags, key, metadata, content_hash,
-                      author_client, quarantined, expires_at, lineage)
+                      author_client, quarantined, expires_at, origin, model, client_info,
+                      derived_from, lineage)
 VALUES (%(id)s, %(namespace)s, %(kind)s, %(title)s, %(content)s, %(tags)s, %(key)s,
         %(metadata)s, %(content_hash)s, %(author)s, %(quarantined)s, %(expires_at)s,
+        %(origin)s, %(model)s, %(client_info)s, coalesce(%(derived_from)s::jsonb, '[]'),
         (SELECT left(string_agg(concat_ws(' ', o.title, o.content, o.lineage), ' '
                                 ORDER BY o.seq), 8000)
            FROM memories o
@@ -82,12 +84,14 @@ RETURNING id;
 -- name: get_by_id
 -- past_expiry: ACTIVE but past expires_at by the database clock, before the sweep has
 -- marked it (memory_dict reports it EXPIRED: search already leaves it out).
-SELECT *, (status = 'ACTIVE' AND expires_at <= now()) IS TRUE AS past_expiry
+SELECT *, (status = 'ACTIVE' AND expires_at <= now()) IS TRUE AS past_expiry,
+       memhub_needs_reverification(namespace, id, kind, status) AS needs_reverification
   FROM memories WHERE namespace = %(namespace)s AND id = %(id)s;
 
 -- name: get_by_key
 -- The ACTIVE memory holding the key, else the most recent one that held it (audit read).
-SELECT *, (status = 'ACTIVE' AND expires_at <= now()) IS TRUE AS past_expiry
+SELECT *, (status = 'ACTIVE' AND expires_at <= now()) IS TRUE AS past_expiry,
+       memhub_needs_reverification(namespace, id, kind, status) AS needs_reverification
   FROM memories
  WHERE namespace = %(namespace)s AND key = %(key)s
  ORDER BY (status = 'ACTIVE') DESC, seq DESC
@@ -96,11 +100,15 @@ SELECT *, (status = 'ACTIVE' AND expires_at <= now()) IS TRUE AS past_expiry
 -- name: revise_cas
 -- The compare-and-set, in ONE statement: the predicate is evaluated against the latest
 -- committed row version. A writer blocked on the row lock re-checks it once the winner
--- commits (EvalPlanQual) and then matches nothing: zero rows means "you lost".
+-- commits (EvalPlanQual) and then matches nothing: zero rows means "you lost". Provenance not
+-- given (NULL) is kept.
 UPDATE memories
    SET current_revision = current_revision + 1,
        title = %(title)s, content = %(content)s, tags = %(tags)s,
-       content_hash = %(content_hash)s, quarantined = %(quarantined)s
+       content_hash = %(content_hash)s, quarantined = %(quarantined)s,
+       origin = coalesce(%(origin)s, origin), model = coalesce(%(model)s, model),
+       client_info = coalesce(%(client_info)s, client_info),
+       derived_from = coalesce(%(derived_from)s::jsonb, derived_from)
  WHERE id = %(id)s AND namespace = %(namespace)s
    AND current_revision = %(expected_revision)s
    AND status = 'ACTIVE'
@@ -132,7 +140,8 @@ SELECT * FROM live_memories
 -- name: list_by_status
 -- Audit listings. EXPIRED includes memories past expires_at that the sweep has not reached
 -- yet (reported EXPIRED, as past_expiry says); ALL (status NULL) is everything.
-SELECT *, (status = 'ACTIVE' AND expires_at <= now()) IS TRUE AS past_expiry
+SELECT *, (status = 'ACTIVE' AND expires_at <= now()) IS TRUE AS past_expiry,
+       memhub_needs_reverification(namespace, id, kind, status) AS needs_reverification
   FROM memories
  WHERE namespace = %(namespace)s
    AND (%(status)s::text IS NULL

@@ -50,13 +50,14 @@ SELECT w.terms, w.need,
 -- is rare enough; at most %(take)s), and those the coverage levels over the other words find
 -- (memhub_lexical_candidates, 0006: strictest first, stopping at the leg's depth). Each is
 -- scored by BM25 (below) and kept if it holds at least %(need)s of the words.
-SELECT id, matched, rank
+SELECT id, matched, rank, coverage
   FROM (
     -- Rounded (to 1e-9, in float: a numeric round cost ~1 us a candidate): memories that
     -- score alike (the same IDFs, frequencies and lengths, summed over different words in each
     -- row's order) differ in the last bits of a float sum, and the tie-breaker below (newest
     -- first) must decide between them, not those bits.
-    SELECT j.id, j.seq, s.matched, round(s.score * 1e9::float8) / 1e9::float8 AS rank
+    SELECT j.id, j.seq, s.matched, round(s.score * 1e9::float8) / 1e9::float8 AS rank,
+           s.covered / %(idf_total)s::float8 AS coverage
       FROM (
         (SELECT r.id, r.seq, r.search_tsv
            FROM live_memories r
@@ -99,7 +100,10 @@ SELECT id, matched, rank
                                              / greatest(coalesce(%(avg_length)s::float8,
                                                                  length(j.search_tsv)), 1)))),
                         0) AS score,
-               count(*)::int AS matched
+               count(*)::int AS matched,
+               -- The share of the query's IDF its matched words carry: how much of what the
+               -- query says the memory holds (storage/retrieval_guard.py).
+               coalesce(sum((%(idf)s::float8[])[w.term]), 0) AS covered
           FROM (
             SELECT q.term, max(coalesce(cardinality(v.positions), 1)) AS tf
               FROM unnest(ts_filter(setweight(setweight(j.search_tsv, 'D'), 'A',
@@ -163,11 +167,26 @@ SELECT m.*
    AND m.namespace = %(namespace)s
    AND NOT m.quarantined;
 
+-- name: fetch_live_scored
+-- fetch_live with each memory's cosine distance to the query (NULL without a current vector of
+-- the configured model): the retrieval guard (storage/retrieval_guard.py) judges every result
+-- by it, also those only the lexical leg found.
+SELECT m.*, (e.embedding <=> %(embedding)s::vector)::float8 AS distance
+  FROM live_memories m
+  LEFT JOIN memory_embeddings e
+         ON e.memory_id = m.id AND e.revision = m.current_revision
+        AND e.namespace = %(namespace)s AND e.model = %(model)s
+ WHERE m.id = ANY (%(ids)s::uuid[])
+   AND m.namespace = %(namespace)s
+   AND NOT m.quarantined;
+
 -- name: fetch_live_context
 -- fetch_live for memory_context: only what it sends (as context_recent), and each memory's
 -- current vector of the configured model for MMR's similarity (NULL without one; %(model)s is
--- '' when no model is loaded).
-SELECT m.id, m.kind, m.current_revision, m.title, m.content, e.embedding
+-- '' when no model is loaded) with its cosine distance to the query (NULL without a query
+-- vector) for the retrieval guard.
+SELECT m.id, m.kind, m.current_revision, m.title, m.content, m.needs_reverification,
+       e.embedding, (e.embedding <=> %(embedding)s::vector)::float8 AS distance
   FROM live_memories m
   LEFT JOIN memory_embeddings e
          ON e.memory_id = m.id AND e.revision = m.current_revision
@@ -181,7 +200,8 @@ SELECT m.id, m.kind, m.current_revision, m.title, m.content, e.embedding
 -- their current vectors (as fetch_live_context). Only what it sends
 -- (storage/postgres/context.context_item): the stored tsvectors were half the cost of reading 300
 -- rows (8.5 -> 4 ms at 100k).
-SELECT m.id, m.kind, m.current_revision, m.title, m.content, e.embedding
+SELECT m.id, m.kind, m.current_revision, m.title, m.content, m.needs_reverification,
+       e.embedding
   FROM live_memories m
   LEFT JOIN memory_embeddings e
          ON e.memory_id = m.id AND e.revision = m.current_revision

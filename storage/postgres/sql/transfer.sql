@@ -12,7 +12,8 @@ SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;
 SELECT set_config('role', %(role)s, true), set_config('memhub.namespaces', %(namespace)s, true);
 
 -- name: export_counts
-SELECT (SELECT count(*) FROM memories WHERE namespace = %(namespace)s)::int AS memory,
+SELECT (SELECT count(*) FROM namespace_profiles WHERE namespace = %(namespace)s)::int AS profile,
+       (SELECT count(*) FROM memories WHERE namespace = %(namespace)s)::int AS memory,
        (SELECT count(*) FROM handoffs WHERE namespace = %(namespace)s)::int AS handoff,
        (SELECT count(*) FROM sessions WHERE namespace = %(namespace)s)::int AS session,
        (SELECT count(*) FROM session_events WHERE namespace = %(namespace)s)::int
@@ -38,6 +39,11 @@ SELECT *, (status = 'ACTIVE' AND expires_at <= now()) IS TRUE AS past_expiry
 SELECT * FROM memory_revisions
  WHERE namespace = %(namespace)s AND memory_id = ANY(%(ids)s)
  ORDER BY memory_id, revision;
+
+-- name: verifications_of
+SELECT memory_id, revision, verified_by, verified_at FROM memory_verifications
+ WHERE namespace = %(namespace)s AND memory_id = ANY(%(ids)s)
+ ORDER BY id;
 
 -- name: corroborations_of
 SELECT memory_id, author_client, created_at FROM memory_corroborations
@@ -104,11 +110,13 @@ SELECT memhub_restoring('memories'::regclass)
 -- name: insert_memory
 INSERT INTO memories (id, namespace, kind, title, content, tags, key, metadata, status,
                       superseded_by, current_revision, content_hash, author_client,
-                      quarantined, deleted_reason, created_at, updated_at, expires_at, lineage)
+                      quarantined, deleted_reason, created_at, updated_at, expires_at, lineage,
+                      origin, model, client_info, derived_from)
 VALUES (%(id)s, %(namespace)s, %(kind)s, %(title)s, %(content)s, %(tags)s, %(key)s,
         %(metadata)s, %(status)s, %(superseded_by)s, %(current_revision)s, %(content_hash)s,
         %(author_client)s, %(quarantined)s, %(deleted_reason)s, %(created_at)s,
-        %(updated_at)s, %(expires_at)s, %(lineage)s);
+        %(updated_at)s, %(expires_at)s, %(lineage)s, %(origin)s, %(model)s, %(client_info)s,
+        %(derived_from)s);
 
 -- name: insert_revision
 INSERT INTO memory_revisions (memory_id, namespace, revision, title, content, tags,
@@ -119,6 +127,11 @@ VALUES (%(memory_id)s, %(namespace)s, %(revision)s, %(title)s, %(content)s, %(ta
 -- name: insert_corroboration
 INSERT INTO memory_corroborations (namespace, memory_id, author_client, created_at)
 VALUES (%(namespace)s, %(memory_id)s, %(author_client)s, %(created_at)s);
+
+-- name: insert_verification
+-- Restored with the time it was recorded (memhub_trust_rows_guard stands aside while restoring).
+INSERT INTO memory_verifications (namespace, memory_id, revision, verified_by, verified_at)
+VALUES (%(namespace)s, %(memory_id)s, %(revision)s, %(verified_by)s, %(verified_at)s);
 
 -- name: insert_handoff
 INSERT INTO handoffs (id, namespace, title, body, next_steps, refs, for_surface,
