@@ -33,6 +33,7 @@ from .gateway.mcp_request import JsonRpcPrecheck, NormaliseMcpRequest
 from .gateway.query_prefetch import QueryPrefetch
 from .gateway.rate_limit import FailedLookupLimiter
 from .gateway.token_gate import TokenGate, token_shape_check
+from .github import webhook as github_webhook
 from .logs import configure_logging
 from .metrics import Metrics
 from .oauth import routes as oauth_routes
@@ -102,6 +103,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                            "listen": backend.listen_dsn is not None})
             await backend.open()
             stack.push_async_callback(backend.close)
+            stack.push_async_callback(rt.close_github)
             rt.backend = backend
             web = settings.mcp_auth_token.get_secret_value() if settings.mcp_auth_token else None
             created = await backend.seed_surface_tokens(web)
@@ -148,6 +150,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     oauth = oauth_routes.install(app, rt, admin)  # before the MCP app's catch-all mount
     artifact_route.install(app, rt)
     metrics_route.install(app, rt)
+    github_webhook.install(app, rt)
     app.mount("/", mcp_app)
     # Middleware added last runs first: AccessLog sees every request, the gate runs before the
     # body limit (an unauthenticated oversized request is a 401, not a 413), and the JSON-RPC

@@ -142,6 +142,34 @@ class Settings(BaseSettings):
     oauth_access_token_ttl: int = Field(default=3600, ge=60, le=86400)
     oauth_refresh_token_ttl: int = Field(default=30 * 86400, ge=3600)
 
+    # --- claims checked against GitHub (github/, docs/claims.md) -----------------------------
+    # A read-only token (contents and pull requests: read); without one every verdict is
+    # unverifiable. The API's base URL: GitHub Enterprise is https://HOST/api/v3.
+    github_token: SecretStr | None = None
+    github_api_url: str = Field(default="https://api.github.com", min_length=1, max_length=500)
+    # Enables POST /webhook/github: the secret set on the webhook; unset, the route answers 404.
+    github_webhook_secret: SecretStr | None = None
+    github_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
+    github_concurrency: int = Field(default=4, ge=1, le=32)
+    # coord_reconcile without ids checks a claim again once its last verdict is this old.
+    claim_recheck_seconds: int = Field(default=3600, ge=0)
+
+    # --- the intent gate (docs/intent-gate.md) ---------------------------------------------
+    # How long a preview's confirmation token stays valid.
+    gate_confirm_ttl_seconds: int = Field(default=300, ge=1, le=86400)
+    # How long a process trusts its cached gate profile and skills without a NOTIFY.
+    gate_cache_ttl_seconds: float = Field(default=60.0, ge=0, le=86400)
+
+    # --- the curator (coord_curate, curator/, docs/curator.md) -------------------------------
+    # Without a key coord_curate answers {"curator_enabled": false} and sends nothing. The base
+    # URL is the Messages API's host (tests point it at a loopback fake).
+    anthropic_api_key: SecretStr | None = None
+    anthropic_base_url: str = Field(default="https://api.anthropic.com", min_length=1,
+                                    max_length=500)
+    curator_model: str = Field(default="claude-sonnet-4-5", min_length=1, max_length=100)
+    curator_max_output_tokens: int = Field(default=4096, ge=256, le=32000)
+    curator_timeout_seconds: float = Field(default=60.0, gt=0, le=600)
+
     @field_validator("trusted_proxies")
     @classmethod
     def _proxy_addresses(cls, value: list[str]) -> list[str]:

@@ -133,3 +133,31 @@ class UnsupportedFormat(MemhubError):
     code = "UNSUPPORTED_FORMAT"
     http_status = 400
     remedy = "Use a memhub that reads this file's format version, or export the data again."
+
+
+class ConfirmationInvalid(MemhubError):
+    code = "CONFIRMATION_INVALID"
+    http_status = 400
+    remedy = ("The confirmation is not one this server issued for this namespace and token: "
+              "call again without `confirmation` to get a fresh preview and token.")
+
+
+class ConfirmationMismatch(MemhubError):
+    code = "CONFIRMATION_MISMATCH"
+    http_status = 409
+    remedy = ("A confirmation applies exactly the arguments it was issued for: send them "
+              "unchanged, or call without `confirmation` to preview the new ones.")
+
+
+class ConfirmationExpired(MemhubError):
+    code = "CONFIRMATION_EXPIRED"
+    http_status = 410
+    remedy = ("The confirmation is past MEMHUB_GATE_CONFIRM_TTL_SECONDS: call again without "
+              "`confirmation`, re-read the preview (things may have changed), then confirm.")
+
+
+class ConfirmationUsed(MemhubError):
+    code = "CONFIRMATION_USED"
+    http_status = 409
+    remedy = ("A confirmation is single use and this one was already spent: re-read the "
+              "memory; call again without `confirmation` for a new preview if still needed.")

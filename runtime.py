@@ -20,6 +20,7 @@ from .metrics import Metrics
 if TYPE_CHECKING:
     from .config import Settings
     from .embedding.embedder import Embedder
+    from .github.client import GitHubClient
     from .storage.base import StorageBackend
     from .storage.postgres.embedding_queue import EmbeddingWorker
 
@@ -35,6 +36,20 @@ class Runtime:
     embedding_worker: EmbeddingWorker | None = None
     # This app's own registry (memhub/metrics.py): never the process-wide default.
     metrics: Metrics = field(default_factory=Metrics)
+    # Made on first use (tools/coordination.py, github/webhook.py): its ETags and rate-limit
+    # state last as long as the process.
+    _github: GitHubClient | None = None
+
+    def github(self) -> GitHubClient:
+        if self._github is None:
+            from .github.client import GitHubClient
+            self._github = GitHubClient(self.settings)
+        return self._github
+
+    async def close_github(self) -> None:
+        if self._github is not None:
+            await self._github.close()
+            self._github = None
 
     def storage(self) -> StorageBackend:
         """The backend; UNAVAILABLE while the process is starting or stopping."""

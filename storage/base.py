@@ -13,6 +13,9 @@ from typing import Any
 from .admin import AdminBackend
 from .bootstrap import BootstrapBackend
 from .changes import ChangeFeedBackend
+from .claims import ClaimBackend
+from .curation import CurationBackend
+from .gate import GateBackend
 from .memories import MemoryBackend
 from .oauth import OAuthBackend
 from .principal import Principal
@@ -61,5 +64,7 @@ class CoreBackend(ABC):
 
 class StorageBackend(CoreBackend, AdminBackend, BootstrapBackend, MemoryBackend, SearchBackend,
                      WorkBackend,
-                     ProfileBackend, OAuthBackend, ChangeFeedBackend, TrustBackend, ABC):
+                     ProfileBackend, OAuthBackend, ChangeFeedBackend, TrustBackend, ClaimBackend,
+                     GateBackend,
+                     CurationBackend, ABC):
     """Everything the tools may ask of storage."""

@@ -37,11 +37,13 @@ class MemoryBackend(ABC):
         model: str | None = None,
         derived_from: list[Any] | None = None,
         client_info: str | None = None,
+        claim: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """{"outcome": created|deduplicated|replayed, "memory", "superseded", "quarantine",
         "verified_persisted"}. Provenance (memory_input.check_origin, check_label,
         check_derived_from): origin defaults to agent_inferred; derived_from entries must
-        exist in the namespace (NOT_FOUND)."""
+        exist in the namespace (NOT_FOUND). `claim` (storage/claims.check_claim): a claim about
+        a repository, attached to the memory (a deduplicated memory keeps one it has)."""
 
     @abstractmethod
     async def revise(

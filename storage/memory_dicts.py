@@ -67,4 +67,7 @@ def provenance(row: dict[str, Any]) -> dict[str, Any]:
         "derived_from": list(row.get("derived_from") or []),
         "needs_reverification": bool(row.get("needs_reverification", False))
         and effective_status(row) == "ACTIVE",
+        # A claim about a repository with its latest verdict (migration 0032); absent
+        # without one, so a memory without a claim reads as it did before claims existed.
+        **({"claim": row["claim"]} if row.get("claim") else {}),
     }

@@ -12,8 +12,8 @@ as every namespace did before profiles existed:
 - `reverify_days`: {KIND: days} after which a memory of that kind needs re-verification.
 - `tool_profile`: the tool profile a client of this project is advised to use ('core' or
   'full'); a token's own profile (api_tokens.tool_profile) is what the server enforces.
-- `intent_gate`: 'off' (default) or 'on'. Reserved for a preview/confirm gate on destructive
-  writes: validated and stored, not yet acted on.
+- `intent_gate`: 'off' (default) or 'on': supersede and forget preview first and apply on
+  confirmation (storage/postgres/gate.py, docs/intent-gate.md).
 
 Unknown keys are refused (INVALID_INPUT naming the key): a misspelt switch must not be
 stored as if it did something.

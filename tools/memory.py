@@ -17,6 +17,7 @@ from ..runtime import Runtime
 from ..storage.memory_input import KINDS, LIST_STATUSES, ORIGINS
 from .args import READ, WRITE, Kind, MemoryId, Namespace, RequestId
 from .caller import authorize
+from .gate import Confirmation, hold
 from .trust import client_info
 
 Origin = Annotated[str | None, Field(
@@ -25,6 +26,10 @@ Origin = Annotated[str | None, Field(
     json_schema_extra={"enum": [*ORIGINS, None]})]
 Model = Annotated[str | None, Field(description="The model writing this, if you know it "
                                                 "(up to 100 chars).")]
+Claim = Annotated[dict[str, Any] | None, Field(
+    description="A claim about a repository that coord_reconcile checks against GitHub: "
+                "{\"repo\": \"owner/name\", \"pr\": 412} (the pull request is merged) or "
+                "{\"repo\", \"branch\", \"sha\"} (the branch's head is that commit).")]
 DerivedFrom = Annotated[list[Any] | None, Field(
     description="What it was derived from (up to 20): memory ids, or {\"type\": memory|"
                 "session|handoff|artifact, \"id\"}; each must exist in this namespace.")]
@@ -48,30 +53,43 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         origin: Origin = None,
         model: Model = None,
         derived_from: DerivedFrom = None,
+        claim: Claim = None,
+        confirmation: Confirmation = None,
     ) -> dict[str, Any]:
         """Record a decision, fact, convention, note or todo in the shared project memory.
 
         Use it for what other sessions and tools should know later. When a decision changes,
         pass the old memory's id in `supersedes`: in one transaction the old ones become
         SUPERSEDED and this one ACTIVE, and searches in the old ones' words find this one
-        (use memory_revise instead to reword the same fact).
+        (use memory_revise instead to reword the same fact). In a namespace with the intent
+        gate on, a supersede first answers {"outcome": "preview", "confirmation", ...} and
+        writes nothing: call again with the same arguments and that `confirmation`.
         kind: DECISION, FACT, CONVENTION, NOTE or TODO. `key` (optional) names at most one
         ACTIVE memory. Returns {"outcome": "created" | "deduplicated" (the same content is
         already ACTIVE: you get that memory, your assertion is recorded as corroboration) |
         "replayed", "memory", "superseded", "quarantine", "verified_persisted" (true once the
         write is committed durably)}; every memory carries its provenance (origin, model,
-        derived_from) and needs_reverification. Limits: content up to the server's
-        max (see TOO_LARGE), title 500, 32 tags of 64, key 200, supersedes 20, metadata 16 KB.
+        derived_from), needs_reverification, and its claim with the latest verdict
+        (current, stale, unverifiable or unchecked) when it has one. Limits: content up to
+        the server's max (see TOO_LARGE), title 500, 32 tags of 64, key 200, supersedes 20,
+        metadata 16 KB.
         Errors: INVALID_INPUT, TOO_LARGE, NOT_FOUND / CONFLICT (a superseded id is missing or
         not ACTIVE: nothing written), CONFLICT (key taken), IDEMPOTENCY_MISMATCH,
         UNKNOWN_OUTCOME (replay the same client_request_id).
         """
         principal = authorize(namespace, write=True)
+        gated = await hold(rt, principal, namespace, "memory_remember", {
+            "content": content, "kind": kind, "title": title, "tags": tags, "key": key,
+            "supersedes": supersedes, "client_request_id": client_request_id,
+            "expires_at": expires_at, "metadata": metadata, "origin": origin, "model": model,
+            "derived_from": derived_from, "claim": claim}, confirmation, supersedes or [])
+        if gated is not None:
+            return gated
         return await rt.storage().remember(
             principal, namespace, content=content, kind=kind, title=title, tags=tags,
             key=key, supersedes=supersedes, client_request_id=client_request_id,
             expires_at=expires_at, metadata=metadata, origin=origin, model=model,
-            derived_from=derived_from, client_info=client_info(),
+            derived_from=derived_from, client_info=client_info(), claim=claim,
         )
 
     @mcp.tool(annotations=WRITE)
@@ -113,15 +131,22 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         namespace: Namespace,
         id: MemoryId,
         reason: Annotated[str, Field(description="Why (1-500 chars); kept in the audit.")],
+        confirmation: Confirmation = None,
     ) -> dict[str, Any]:
         """Retire a memory that is wrong or no longer wanted: status DELETED.
 
         It disappears from search and lists; its revisions stay readable via memory_history.
         Returns {"outcome": "forgotten" | "already_forgotten", "memory"}. Prefer
-        memory_remember with supersedes when something replaces it. Errors: NOT_FOUND,
-        CONFLICT (already SUPERSEDED), INVALID_INPUT.
+        memory_remember with supersedes when something replaces it. With the intent gate on
+        the first call answers a preview (outcome "preview"): repeat it with `confirmation`.
+        Errors: NOT_FOUND, CONFLICT (already SUPERSEDED), INVALID_INPUT, CONFIRMATION_INVALID,
+        CONFIRMATION_MISMATCH, CONFIRMATION_EXPIRED, CONFIRMATION_USED.
         """
         principal = authorize(namespace, write=True)
+        gated = await hold(rt, principal, namespace, "memory_forget",
+                           {"id": id, "reason": reason}, confirmation, [id])
+        if gated is not None:
+            return gated
         return await rt.storage().forget(principal, namespace, id, reason)
 
     @mcp.tool(annotations=READ)

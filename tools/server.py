@@ -9,6 +9,9 @@ from . import (
     artifact,
     bootstrap,
     changes,
+    coordination,
+    curator,
+    gate,
     handoff,
     memory,
     namespace,
@@ -45,6 +48,6 @@ def build_mcp(rt: Runtime) -> FastMCP:
     )
     # The order tools are listed in (tools/list) follows the order of registration.
     for group in (bootstrap, stats, memory, changes, search, handoff, session, artifact,
-                  namespace, trust):
+                  namespace, trust, coordination, curator, gate):
         group.register(mcp, rt)
     return mcp

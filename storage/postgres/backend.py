@@ -12,8 +12,11 @@ from .admin import AdminStore
 from .artifacts import ArtifactStore
 from .bootstrap import BootstrapStore
 from .changes import ChangeFeedStore
+from .claims import ClaimStore
 from .context import ContextStore
 from .core import PgCore
+from .curation import CurationStore
+from .gate import GateStore
 from .gc import GcStore
 from .handoffs import HandoffStore
 from .health import HealthStore
@@ -34,8 +37,10 @@ from .vitals import VitalsStore
 class PostgresBackend(
     TokenScope, TokenStore, StatsStore, AdminStore, MemoryStore, MemoryReads, SearchStore,
     BootstrapStore,
-    ContextStore, HandoffStore, SessionStore, ArtifactStore, VitalsStore, GcStore, PgCore,
-    ProfileStore, OAuthStore, ChangeFeedStore, TrustStore, HealthStore, RecallStore,
+    ContextStore, HandoffStore, SessionStore, ArtifactStore, VitalsStore, GcStore,
+    GateStore, PgCore,
+    ProfileStore, OAuthStore, ChangeFeedStore, TrustStore, HealthStore, RecallStore, ClaimStore,
+    CurationStore,
     StorageBackend, GcBackend,
 ):
     pass

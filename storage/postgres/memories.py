@@ -16,10 +16,12 @@ from psycopg.types.json import Jsonb
 
 from ...errors import Conflict, InvalidInput, NotFound, Retryable
 from .. import memory_input as mi
+from ..claims import check_claim
 from ..memory_dicts import iso, memory_dict
 from ..principal import Principal, check_namespace
 from ..sanitize import screen, wrap_untrusted
 from ..work_input import json_strings
+from .claims import insert_claim
 from .idempotency import IdempotentWrites
 from .queries import q
 from .rows import Conn, many, one
@@ -49,9 +51,11 @@ class MemoryStore(IdempotentWrites):
         model: str | None = None,
         derived_from: list[Any] | None = None,
         client_info: str | None = None,
+        claim: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         check_namespace(principal, namespace, write=True)
         kind = mi.check_kind(kind)
+        clean_claim = check_claim(claim)
         clean_content = mi.check_content(content, self.settings.max_content_chars)
         clean_title = mi.check_title(title)
         clean_tags = mi.check_tags(tags)
@@ -77,8 +81,13 @@ class MemoryStore(IdempotentWrites):
             "content": content, "kind": kind, "title": title, "tags": tags, "key": key,
             "supersedes": sorted(str(t) for t in targets),
             "expires_at": expiry.isoformat() if expiry else None, "metadata": meta,
-            **source.payload(),
+            **source.payload(), **({"claim": clean_claim} if clean_claim else {}),
         }
+
+        async def deduplicated(conn: Conn, existing: dict[str, Any]) -> dict[str, Any]:
+            if clean_claim:  # kept only if the memory has none (claims never change)
+                await insert_claim(conn, namespace, existing["id"], clean_claim)
+            return await self._deduplicated(conn, principal, existing, screening)
 
         async def body(conn: Conn) -> dict[str, Any]:
             await conn.execute(q("memories.expire_due_in_namespace"), {"namespace": namespace})
@@ -97,7 +106,7 @@ class MemoryStore(IdempotentWrites):
                     {"namespace": namespace, "content_hash": digest},
                 )
                 if existing is not None:
-                    return await self._deduplicated(conn, principal, existing, screening)
+                    return await deduplicated(conn, existing)
             if clean_key is not None:
                 holder = await one(
                     conn, "memories.active_by_key", {"namespace": namespace, "key": clean_key}
@@ -127,11 +136,15 @@ class MemoryStore(IdempotentWrites):
                 if targets:
                     raise Conflict("the same content is already ACTIVE",
                                    existing_id=str(existing["id"]))
-                return await self._deduplicated(conn, principal, existing, screening)
+                return await deduplicated(conn, existing)
             await self._record_revision(conn, row, principal.surface)
+            created = memory_dict(row)
+            if clean_claim:
+                await insert_claim(conn, namespace, new_id, clean_claim)
+                created["claim"] = {**clean_claim, "verdict": "unchecked"}
             return {
                 "outcome": "created",
-                "memory": memory_dict(row),
+                "memory": created,
                 "superseded": [str(t) for t in targets],
                 "quarantine": screening.as_dict(),
             }

@@ -8,6 +8,30 @@ CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public;
 
 CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public;
 
+CREATE FUNCTION public.gate_intents_close_once() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF OLD.closed_at IS NOT NULL THEN
+        RAISE EXCEPTION 'intent % already has an outcome', OLD.id USING ERRCODE = 'check_violation';
+    END IF;
+    IF (NEW.id, NEW.namespace, NEW.text, NEW.kind, NEW.tags, NEW.opened_by, NEW.opened_at)
+       IS DISTINCT FROM
+       (OLD.id, OLD.namespace, OLD.text, OLD.kind, OLD.tags, OLD.opened_by, OLD.opened_at) THEN
+        RAISE EXCEPTION 'an intent is not edited, only closed' USING ERRCODE = 'check_violation';
+    END IF;
+    RETURN NEW;
+END $$;
+
+CREATE FUNCTION public.gate_notify() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pg_notify('memhub_gate', CASE TG_OP WHEN 'DELETE' THEN OLD.namespace
+                                               ELSE NEW.namespace END);
+    RETURN NULL;
+END $$;
+
 CREATE FUNCTION public.memhub_analyze_namespaces() RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public'
@@ -129,6 +153,47 @@ CREATE FUNCTION public.memhub_change_surface() RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
     SELECT coalesce(nullif(current_setting('memhub.surface', true), ''), 'system')
+$$;
+
+CREATE FUNCTION public.memhub_claim_rows_guard() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        IF NOT public.memhub_restoring(TG_RELID) THEN
+            IF TG_TABLE_NAME = 'claim_verdicts' THEN
+                NEW.checked_at := now();
+            ELSE
+                NEW.created_at := now();
+            END IF;
+        END IF;
+        RETURN NEW;
+    END IF;
+    IF TG_OP = 'DELETE' AND public.memhub_purging(TG_RELID) THEN
+        RETURN OLD;
+    END IF;
+    RAISE EXCEPTION '% is append-only: % refused', TG_TABLE_NAME, TG_OP
+        USING ERRCODE = 'restrict_violation';
+END
+$$;
+
+CREATE FUNCTION public.memhub_claim_state(p_namespace text, p_id uuid) RETURNS jsonb
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT jsonb_strip_nulls(jsonb_build_object('repo', c.repo, 'pr', c.pr, 'branch', c.branch,
+                                                'sha', c.sha))
+           || jsonb_build_object(
+               'verdict', coalesce(v.verdict, 'unchecked'),
+               'evidence', v.evidence,
+               'checked_at', v.checked_at,
+               'verdict_age_seconds',
+               round(extract(epoch FROM now() - v.checked_at))::bigint)
+      FROM memory_claims c
+      LEFT JOIN LATERAL (
+        SELECT cv.verdict, cv.evidence, cv.checked_at FROM claim_verdicts cv
+         WHERE cv.memory_id = c.memory_id AND cv.namespace = c.namespace
+         ORDER BY cv.id DESC LIMIT 1) v ON true
+     WHERE c.memory_id = p_id AND c.namespace = p_namespace
 $$;
 
 CREATE FUNCTION public.memhub_delete_blobs(p_shas bytea[]) RETURNS jsonb
@@ -1366,6 +1431,30 @@ CREATE TABLE public.change_feed_trimmed (
 
 ALTER TABLE ONLY public.change_feed_trimmed FORCE ROW LEVEL SECURITY;
 
+CREATE TABLE public.claim_verdicts (
+    id bigint NOT NULL,
+    namespace text NOT NULL,
+    memory_id uuid NOT NULL,
+    verdict text NOT NULL,
+    evidence jsonb NOT NULL,
+    source text NOT NULL,
+    checked_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT claim_verdicts_evidence_check CHECK (((jsonb_typeof(evidence) = 'object'::text) AND (octet_length((evidence)::text) <= 2000))),
+    CONSTRAINT claim_verdicts_source_check CHECK ((source = ANY (ARRAY['reconcile'::text, 'webhook'::text]))),
+    CONSTRAINT claim_verdicts_verdict_check CHECK ((verdict = ANY (ARRAY['current'::text, 'stale'::text, 'unverifiable'::text])))
+);
+
+ALTER TABLE ONLY public.claim_verdicts FORCE ROW LEVEL SECURITY;
+
+ALTER TABLE public.claim_verdicts ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.claim_verdicts_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
 CREATE TABLE public.embedding_jobs (
     id bigint NOT NULL,
     namespace text NOT NULL,
@@ -1390,6 +1479,57 @@ ALTER TABLE public.embedding_jobs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTI
     CACHE 1
 );
 
+CREATE TABLE public.gate_intents (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    namespace text NOT NULL,
+    text text NOT NULL,
+    kind text,
+    tags text[] DEFAULT '{}'::text[] NOT NULL,
+    opened_by text NOT NULL,
+    opened_at timestamp with time zone DEFAULT now() NOT NULL,
+    outcome text,
+    closed_by text,
+    closed_at timestamp with time zone,
+    CONSTRAINT gate_intents_check CHECK ((((outcome IS NULL) = (closed_at IS NULL)) AND ((outcome IS NULL) = (closed_by IS NULL)))),
+    CONSTRAINT gate_intents_closed_by_check CHECK (((char_length(closed_by) >= 1) AND (char_length(closed_by) <= 200))),
+    CONSTRAINT gate_intents_kind_check CHECK (((char_length(kind) >= 1) AND (char_length(kind) <= 64))),
+    CONSTRAINT gate_intents_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text)),
+    CONSTRAINT gate_intents_opened_by_check CHECK (((char_length(opened_by) >= 1) AND (char_length(opened_by) <= 200))),
+    CONSTRAINT gate_intents_outcome_check CHECK (((char_length(outcome) >= 1) AND (char_length(outcome) <= 2000))),
+    CONSTRAINT gate_intents_tags_check CHECK ((cardinality(tags) <= 32)),
+    CONSTRAINT gate_intents_text_check CHECK (((char_length(text) >= 1) AND (char_length(text) <= 2000)))
+);
+
+ALTER TABLE ONLY public.gate_intents FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.gate_nonces (
+    namespace text NOT NULL,
+    nonce text NOT NULL,
+    used_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT gate_nonces_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text)),
+    CONSTRAINT gate_nonces_nonce_check CHECK (((char_length(nonce) >= 16) AND (char_length(nonce) <= 64)))
+);
+
+ALTER TABLE ONLY public.gate_nonces FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.gate_skills (
+    namespace text NOT NULL,
+    name text NOT NULL,
+    trigger jsonb NOT NULL,
+    guidance text NOT NULL,
+    version integer DEFAULT 1 NOT NULL,
+    updated_by text NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT gate_skills_guidance_check CHECK (((char_length(guidance) >= 1) AND (char_length(guidance) <= 4000))),
+    CONSTRAINT gate_skills_name_check CHECK ((name ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text)),
+    CONSTRAINT gate_skills_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text)),
+    CONSTRAINT gate_skills_trigger_check CHECK ((octet_length((trigger)::text) <= 4096)),
+    CONSTRAINT gate_skills_updated_by_check CHECK (((char_length(updated_by) >= 1) AND (char_length(updated_by) <= 200))),
+    CONSTRAINT gate_skills_version_check CHECK ((version >= 1))
+);
+
+ALTER TABLE ONLY public.gate_skills FORCE ROW LEVEL SECURITY;
+
 CREATE TABLE public.gc_runs (
     id bigint NOT NULL,
     started_at timestamp with time zone DEFAULT now() NOT NULL,
@@ -1408,6 +1548,14 @@ ALTER TABLE public.gc_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     NO MINVALUE
     NO MAXVALUE
     CACHE 1
+);
+
+CREATE TABLE public.github_deliveries (
+    delivery_id text NOT NULL,
+    event text NOT NULL,
+    received_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT github_deliveries_delivery_id_check CHECK (((char_length(delivery_id) >= 1) AND (char_length(delivery_id) <= 100))),
+    CONSTRAINT github_deliveries_event_check CHECK (((char_length(event) >= 1) AND (char_length(event) <= 100)))
 );
 
 CREATE TABLE public.handoffs (
@@ -1560,7 +1708,8 @@ CREATE VIEW public.live_memories WITH (security_invoker='true') AS
     model,
     client_info,
     derived_from,
-    public.memhub_needs_reverification(namespace, id, kind, status) AS needs_reverification
+    public.memhub_needs_reverification(namespace, id, kind, status) AS needs_reverification,
+    public.memhub_claim_state(namespace, id) AS claim
    FROM public.memories m
   WHERE ((status = 'ACTIVE'::text) AND ((expires_at IS NULL) OR (expires_at > now())));
 
@@ -1579,6 +1728,23 @@ ALTER TABLE public.memories ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
     NO MAXVALUE
     CACHE 1
 );
+
+CREATE TABLE public.memory_claims (
+    namespace text NOT NULL,
+    memory_id uuid NOT NULL,
+    repo text NOT NULL,
+    pr integer,
+    branch text,
+    sha text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT memory_claims_branch_check CHECK (((char_length(branch) >= 1) AND (char_length(branch) <= 255))),
+    CONSTRAINT memory_claims_check CHECK ((((pr IS NOT NULL) AND (branch IS NULL) AND (sha IS NULL)) OR ((pr IS NULL) AND (branch IS NOT NULL) AND (sha IS NOT NULL)))),
+    CONSTRAINT memory_claims_pr_check CHECK (((pr >= 1) AND (pr <= 2147483647))),
+    CONSTRAINT memory_claims_repo_check CHECK ((repo ~ '^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$'::text)),
+    CONSTRAINT memory_claims_sha_check CHECK ((sha ~ '^[0-9a-f]{7,40}$'::text))
+);
+
+ALTER TABLE ONLY public.memory_claims FORCE ROW LEVEL SECURITY;
 
 CREATE TABLE public.memory_corroborations (
     id bigint NOT NULL,
@@ -1859,11 +2025,26 @@ ALTER TABLE ONLY public.change_feed
 ALTER TABLE ONLY public.change_feed_trimmed
     ADD CONSTRAINT change_feed_trimmed_pkey PRIMARY KEY (namespace);
 
+ALTER TABLE ONLY public.claim_verdicts
+    ADD CONSTRAINT claim_verdicts_pkey PRIMARY KEY (id);
+
 ALTER TABLE ONLY public.embedding_jobs
     ADD CONSTRAINT embedding_jobs_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY public.gate_intents
+    ADD CONSTRAINT gate_intents_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.gate_nonces
+    ADD CONSTRAINT gate_nonces_pkey PRIMARY KEY (namespace, nonce);
+
+ALTER TABLE ONLY public.gate_skills
+    ADD CONSTRAINT gate_skills_pkey PRIMARY KEY (namespace, name);
+
 ALTER TABLE ONLY public.gc_runs
     ADD CONSTRAINT gc_runs_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.github_deliveries
+    ADD CONSTRAINT github_deliveries_pkey PRIMARY KEY (delivery_id);
 
 ALTER TABLE ONLY public.handoffs
     ADD CONSTRAINT handoffs_namespace_id_key UNIQUE (namespace, id);
@@ -1894,6 +2075,9 @@ ALTER TABLE ONLY public.memories
 
 ALTER TABLE ONLY public.memories
     ADD CONSTRAINT memories_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.memory_claims
+    ADD CONSTRAINT memory_claims_pkey PRIMARY KEY (memory_id);
 
 ALTER TABLE ONLY public.memory_corroborations
     ADD CONSTRAINT memory_corroborations_pkey PRIMARY KEY (id);
@@ -1964,11 +2148,17 @@ CREATE INDEX bootstrap_marks_namespace ON public.bootstrap_marks USING btree (na
 
 CREATE INDEX change_feed_position ON public.change_feed USING btree (namespace, xid, id);
 
+CREATE INDEX claim_verdicts_latest ON public.claim_verdicts USING btree (memory_id, id DESC);
+
+CREATE INDEX claim_verdicts_namespace ON public.claim_verdicts USING btree (namespace);
+
 CREATE INDEX embedding_jobs_dead ON public.embedding_jobs USING btree (run_after) WHERE (status = 'dead'::text);
 
 CREATE INDEX embedding_jobs_due ON public.embedding_jobs USING btree (run_after, id) WHERE (status = 'pending'::text);
 
 CREATE INDEX embedding_jobs_memory ON public.embedding_jobs USING btree (memory_id);
+
+CREATE INDEX gate_intents_namespace ON public.gate_intents USING btree (namespace, opened_at DESC);
 
 CREATE INDEX gc_runs_finished ON public.gc_runs USING btree (finished_at DESC);
 
@@ -1991,6 +2181,12 @@ CREATE INDEX memories_ns_status_seq ON public.memories USING btree (namespace, s
 CREATE INDEX memories_ns_tags ON public.memories USING gin (tag_ns_tsv) WITH (fastupdate=off);
 
 CREATE INDEX memories_superseded_by ON public.memories USING btree (superseded_by) WHERE (superseded_by IS NOT NULL);
+
+CREATE INDEX memory_claims_branch ON public.memory_claims USING btree (lower(repo), branch) WHERE (branch IS NOT NULL);
+
+CREATE INDEX memory_claims_namespace ON public.memory_claims USING btree (namespace);
+
+CREATE INDEX memory_claims_pr ON public.memory_claims USING btree (lower(repo), pr) WHERE (pr IS NOT NULL);
 
 CREATE UNIQUE INDEX memory_corroborations_once ON public.memory_corroborations USING btree (memory_id, author_client);
 
@@ -2022,7 +2218,13 @@ CREATE INDEX sessions_ns_seq ON public.sessions USING btree (namespace, seq DESC
 
 CREATE TRIGGER artifacts_purge_only BEFORE DELETE ON public.artifacts FOR EACH ROW EXECUTE FUNCTION public.memhub_delete_by_purge_only();
 
+CREATE TRIGGER claim_verdicts_guard BEFORE INSERT OR DELETE OR UPDATE ON public.claim_verdicts FOR EACH ROW EXECUTE FUNCTION public.memhub_claim_rows_guard();
+
 CREATE TRIGGER embedding_jobs_notify AFTER INSERT ON public.embedding_jobs FOR EACH STATEMENT EXECUTE FUNCTION public.memhub_embedding_jobs_notify();
+
+CREATE TRIGGER gate_intents_close_once BEFORE UPDATE ON public.gate_intents FOR EACH ROW EXECUTE FUNCTION public.gate_intents_close_once();
+
+CREATE TRIGGER gate_skills_notify AFTER INSERT OR DELETE OR UPDATE ON public.gate_skills FOR EACH ROW EXECUTE FUNCTION public.gate_notify();
 
 CREATE TRIGGER handoffs_change_feed_insert AFTER INSERT ON public.handoffs FOR EACH ROW EXECUTE FUNCTION public.memhub_feed_work();
 
@@ -2046,6 +2248,8 @@ CREATE TRIGGER memories_purge_observations AFTER DELETE ON public.memories FOR E
 
 CREATE TRIGGER memories_purge_only BEFORE DELETE ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memhub_delete_by_purge_only();
 
+CREATE TRIGGER memory_claims_guard BEFORE INSERT OR DELETE OR UPDATE ON public.memory_claims FOR EACH ROW EXECUTE FUNCTION public.memhub_claim_rows_guard();
+
 CREATE TRIGGER memory_observations_guard BEFORE INSERT OR DELETE OR UPDATE ON public.memory_observations FOR EACH ROW EXECUTE FUNCTION public.memhub_trust_rows_guard();
 
 CREATE TRIGGER memory_revisions_append_only BEFORE DELETE OR UPDATE ON public.memory_revisions FOR EACH ROW EXECUTE FUNCTION public.memory_revisions_append_only();
@@ -2055,6 +2259,8 @@ CREATE TRIGGER memory_revisions_insert_guard BEFORE INSERT ON public.memory_revi
 CREATE TRIGGER memory_revisions_restore_guard BEFORE INSERT ON public.memory_revisions FOR EACH ROW WHEN (public.memhub_restoring('public.memory_revisions'::regclass)) EXECUTE FUNCTION public.memory_revisions_restore_guard();
 
 CREATE TRIGGER memory_verifications_guard BEFORE INSERT OR DELETE OR UPDATE ON public.memory_verifications FOR EACH ROW EXECUTE FUNCTION public.memhub_trust_rows_guard();
+
+CREATE TRIGGER namespace_profiles_gate_notify AFTER INSERT OR DELETE OR UPDATE ON public.namespace_profiles FOR EACH ROW EXECUTE FUNCTION public.gate_notify();
 
 CREATE TRIGGER session_events_append_only BEFORE DELETE OR UPDATE ON public.session_events FOR EACH ROW EXECUTE FUNCTION public.session_events_append_only();
 
@@ -2082,11 +2288,17 @@ ALTER TABLE ONLY public.artifacts
 ALTER TABLE ONLY public.bootstrap_marks
     ADD CONSTRAINT bootstrap_marks_token_id_fkey FOREIGN KEY (token_id) REFERENCES public.api_tokens(id) ON DELETE CASCADE;
 
+ALTER TABLE ONLY public.claim_verdicts
+    ADD CONSTRAINT claim_verdicts_namespace_memory_id_fkey FOREIGN KEY (namespace, memory_id) REFERENCES public.memories(namespace, id) ON DELETE CASCADE;
+
 ALTER TABLE ONLY public.embedding_jobs
     ADD CONSTRAINT embedding_jobs_namespace_memory_id_fkey FOREIGN KEY (namespace, memory_id) REFERENCES public.memories(namespace, id);
 
 ALTER TABLE ONLY public.memories
     ADD CONSTRAINT memories_superseded_by_fk FOREIGN KEY (namespace, superseded_by) REFERENCES public.memories(namespace, id) DEFERRABLE INITIALLY DEFERRED;
+
+ALTER TABLE ONLY public.memory_claims
+    ADD CONSTRAINT memory_claims_namespace_memory_id_fkey FOREIGN KEY (namespace, memory_id) REFERENCES public.memories(namespace, id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.memory_corroborations
     ADD CONSTRAINT memory_corroborations_namespace_memory_id_fkey FOREIGN KEY (namespace, memory_id) REFERENCES public.memories(namespace, id);
@@ -2124,7 +2336,15 @@ ALTER TABLE public.change_feed ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.change_feed_trimmed ENABLE ROW LEVEL SECURITY;
 
+ALTER TABLE public.claim_verdicts ENABLE ROW LEVEL SECURITY;
+
 ALTER TABLE public.embedding_jobs ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.gate_intents ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.gate_nonces ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.gate_skills ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.handoffs ENABLE ROW LEVEL SECURITY;
 
@@ -2135,6 +2355,8 @@ ALTER TABLE public.lexicon_state ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.lexicon_words ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.memories ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.memory_claims ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.memory_corroborations ENABLE ROW LEVEL SECURITY;
 
@@ -2158,7 +2380,15 @@ CREATE POLICY read_only_delete ON public.change_feed AS RESTRICTIVE FOR DELETE U
 
 CREATE POLICY read_only_delete ON public.change_feed_trimmed AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
+CREATE POLICY read_only_delete ON public.claim_verdicts AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
 CREATE POLICY read_only_delete ON public.embedding_jobs AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.gate_intents AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.gate_nonces AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.gate_skills AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
 CREATE POLICY read_only_delete ON public.handoffs AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
@@ -2169,6 +2399,8 @@ CREATE POLICY read_only_delete ON public.lexicon_state AS RESTRICTIVE FOR DELETE
 CREATE POLICY read_only_delete ON public.lexicon_words AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
 CREATE POLICY read_only_delete ON public.memories AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.memory_claims AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
 CREATE POLICY read_only_delete ON public.memory_corroborations AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
@@ -2196,7 +2428,15 @@ CREATE POLICY read_only_insert ON public.change_feed AS RESTRICTIVE FOR INSERT W
 
 CREATE POLICY read_only_insert ON public.change_feed_trimmed AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
+CREATE POLICY read_only_insert ON public.claim_verdicts AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
 CREATE POLICY read_only_insert ON public.embedding_jobs AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_insert ON public.gate_intents AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_insert ON public.gate_nonces AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_insert ON public.gate_skills AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_insert ON public.handoffs AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
@@ -2207,6 +2447,8 @@ CREATE POLICY read_only_insert ON public.lexicon_state AS RESTRICTIVE FOR INSERT
 CREATE POLICY read_only_insert ON public.lexicon_words AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_insert ON public.memories AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_insert ON public.memory_claims AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_insert ON public.memory_corroborations AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
@@ -2234,7 +2476,15 @@ CREATE POLICY read_only_update ON public.change_feed AS RESTRICTIVE FOR UPDATE U
 
 CREATE POLICY read_only_update ON public.change_feed_trimmed AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
+CREATE POLICY read_only_update ON public.claim_verdicts AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
 CREATE POLICY read_only_update ON public.embedding_jobs AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.gate_intents AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.gate_nonces AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.gate_skills AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_update ON public.handoffs AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
@@ -2245,6 +2495,8 @@ CREATE POLICY read_only_update ON public.lexicon_state AS RESTRICTIVE FOR UPDATE
 CREATE POLICY read_only_update ON public.lexicon_words AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_update ON public.memories AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.memory_claims AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_update ON public.memory_corroborations AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
@@ -2276,7 +2528,15 @@ CREATE POLICY tenant_isolation ON public.change_feed USING (public.memhub_ns_vis
 
 CREATE POLICY tenant_isolation ON public.change_feed_trimmed USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
+CREATE POLICY tenant_isolation ON public.claim_verdicts USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
 CREATE POLICY tenant_isolation ON public.embedding_jobs USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.gate_intents USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.gate_nonces USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.gate_skills USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
 CREATE POLICY tenant_isolation ON public.handoffs USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
@@ -2287,6 +2547,8 @@ CREATE POLICY tenant_isolation ON public.lexicon_state USING (public.memhub_ns_v
 CREATE POLICY tenant_isolation ON public.lexicon_words USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
 CREATE POLICY tenant_isolation ON public.memories USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.memory_claims USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
 CREATE POLICY tenant_isolation ON public.memory_corroborations USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
@@ -2307,6 +2569,10 @@ CREATE POLICY tenant_isolation ON public.session_events USING (public.memhub_ns_
 CREATE POLICY tenant_isolation ON public.sessions USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
 GRANT USAGE ON SCHEMA public TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gate_intents_close_once() TO memhub_app;
+
+GRANT ALL ON FUNCTION public.gate_notify() TO memhub_app;
 
 GRANT ALL ON FUNCTION public.gin_btree_consistent(internal, smallint, anyelement, integer, internal, internal) TO memhub_app;
 
@@ -2499,6 +2765,10 @@ GRANT ALL ON FUNCTION public.memhub_artifact_read(p_sha bytea, p_offset bigint, 
 
 GRANT ALL ON FUNCTION public.memhub_change_surface() TO memhub_app;
 
+GRANT ALL ON FUNCTION public.memhub_claim_rows_guard() TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_claim_state(p_namespace text, p_id uuid) TO memhub_app;
+
 REVOKE ALL ON FUNCTION public.memhub_delete_blobs(p_shas bytea[]) FROM PUBLIC;
 
 GRANT ALL ON FUNCTION public.memhub_delete_by_purge_only() TO memhub_app;
@@ -2616,13 +2886,25 @@ GRANT SELECT,USAGE ON SEQUENCE public.change_feed_id_seq TO memhub_app;
 
 GRANT SELECT ON TABLE public.change_feed_trimmed TO memhub_app;
 
+GRANT SELECT,INSERT ON TABLE public.claim_verdicts TO memhub_app;
+
+GRANT SELECT,USAGE ON SEQUENCE public.claim_verdicts_id_seq TO memhub_app;
+
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.embedding_jobs TO memhub_app;
 
 GRANT SELECT,USAGE ON SEQUENCE public.embedding_jobs_id_seq TO memhub_app;
 
+GRANT SELECT,INSERT,UPDATE ON TABLE public.gate_intents TO memhub_app;
+
+GRANT SELECT,INSERT ON TABLE public.gate_nonces TO memhub_app;
+
+GRANT SELECT,INSERT,UPDATE ON TABLE public.gate_skills TO memhub_app;
+
 GRANT SELECT ON TABLE public.gc_runs TO memhub_app;
 
 GRANT SELECT,USAGE ON SEQUENCE public.gc_runs_id_seq TO memhub_app;
+
+GRANT SELECT,INSERT ON TABLE public.github_deliveries TO memhub_app;
 
 GRANT SELECT,INSERT,UPDATE ON TABLE public.handoffs TO memhub_app;
 
@@ -2641,6 +2923,8 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.live_memories TO memhub_app;
 GRANT SELECT ON TABLE public.memhub_instance TO memhub_app;
 
 GRANT SELECT,USAGE ON SEQUENCE public.memories_seq_seq TO memhub_app;
+
+GRANT SELECT,INSERT ON TABLE public.memory_claims TO memhub_app;
 
 GRANT SELECT,INSERT,UPDATE ON TABLE public.memory_corroborations TO memhub_app;
 

@@ -124,6 +124,14 @@ LEFT_OUT: dict[str, str] = {
     "change_feed": "derived: written by triggers as rows change, so an import records its own "
                    "changes ('imported'); positions are this database's transaction ids",
     "change_feed_trimmed": "this database's retention marks, in its own transaction ids",
+    "gate_skills": "not in format version 1: define the skills again with skill_define after "
+                   "an import (docs/intent-gate.md)",
+    "gate_intents": "a log of what agents set out to do here, not project knowledge",
+    "gate_nonces": "spent confirmations of this database's tokens: meaningless elsewhere",
+    "memory_claims": "not in format version 1: an imported memory has no claim; state it again "
+                     "with a new memory (docs/claims.md)",
+    "claim_verdicts": "checks made from this database; coord_reconcile checks again after an "
+                      "import",
 }
 
 

@@ -96,15 +96,22 @@ def _check_columns(conn, constraint: str, table: str) -> set[str]:
     return {r[0] for r in rows}
 
 
+# Values for columns no generic literal satisfies: a pattern CHECK (a repository name), or a
+# CHECK that needs one of several nullable columns (a claim is a PR or a branch and commit).
+KNOWN_VALUES = {"memory_claims": {"repo": "acme/api", "pr": "1"}}
+
+
 def synthesize_row(conn, table: str, namespace: str) -> None:
     """Insert one type- and CHECK-valid row of `table` in `namespace` (owner, replica mode)."""
+    extra = KNOWN_VALUES.get(table, {})
     needed = [
         c for c in _columns(conn, table)
-        if c["name"] == "namespace"
+        if c["name"] == "namespace" or c["name"] in extra
         or (c["notnull"] and not c["hasdef"] and not c["identity"] and not c["generated"])
     ]
     candidates = {
         c["name"]: ([namespace] if c["name"] == "namespace"
+                    else [extra[c["name"]]] if c["name"] in extra
                     else _literal_candidates(conn, table, c["name"], c["type"]))
         for c in needed
     }

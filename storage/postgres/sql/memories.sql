@@ -85,13 +85,15 @@ RETURNING id;
 -- past_expiry: ACTIVE but past expires_at by the database clock, before the sweep has
 -- marked it (memory_dict reports it EXPIRED: search already leaves it out).
 SELECT *, (status = 'ACTIVE' AND expires_at <= now()) IS TRUE AS past_expiry,
-       memhub_needs_reverification(namespace, id, kind, status) AS needs_reverification
+       memhub_needs_reverification(namespace, id, kind, status) AS needs_reverification,
+       memhub_claim_state(namespace, id) AS claim
   FROM memories WHERE namespace = %(namespace)s AND id = %(id)s;
 
 -- name: get_by_key
 -- The ACTIVE memory holding the key, else the most recent one that held it (audit read).
 SELECT *, (status = 'ACTIVE' AND expires_at <= now()) IS TRUE AS past_expiry,
-       memhub_needs_reverification(namespace, id, kind, status) AS needs_reverification
+       memhub_needs_reverification(namespace, id, kind, status) AS needs_reverification,
+       memhub_claim_state(namespace, id) AS claim
   FROM memories
  WHERE namespace = %(namespace)s AND key = %(key)s
  ORDER BY (status = 'ACTIVE') DESC, seq DESC
@@ -141,7 +143,8 @@ SELECT * FROM live_memories
 -- Audit listings. EXPIRED includes memories past expires_at that the sweep has not reached
 -- yet (reported EXPIRED, as past_expiry says); ALL (status NULL) is everything.
 SELECT *, (status = 'ACTIVE' AND expires_at <= now()) IS TRUE AS past_expiry,
-       memhub_needs_reverification(namespace, id, kind, status) AS needs_reverification
+       memhub_needs_reverification(namespace, id, kind, status) AS needs_reverification,
+       memhub_claim_state(namespace, id) AS claim
   FROM memories
  WHERE namespace = %(namespace)s
    AND (%(status)s::text IS NULL

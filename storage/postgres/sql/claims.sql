@@ -1,0 +1,124 @@
+-- Claims and their verdicts (storage/postgres/claims.py; migration 0032). Every statement
+-- names its namespace where it has one; row-level security confines it too.
+
+-- name: insert_claim
+-- A deduplicated write keeps the claim the memory already has (ON CONFLICT: claims never change).
+INSERT INTO memory_claims (namespace, memory_id, repo, pr, branch, sha)
+VALUES (%(namespace)s, %(memory_id)s, %(repo)s, %(pr)s, %(branch)s, %(sha)s)
+ON CONFLICT (memory_id) DO NOTHING;
+
+-- name: claims_of
+-- The listed memories' claims, live or not: reconciling a superseded memory's claim is allowed
+-- (its verdict stays readable in the audit reads).
+SELECT c.memory_id, c.repo, c.pr, c.branch, c.sha
+  FROM memory_claims c
+ WHERE c.namespace = %(namespace)s AND c.memory_id = ANY (%(ids)s::uuid[]);
+
+-- name: due_claims
+-- Live memories' claims never checked, or last checked more than %(recheck)s seconds ago,
+-- least recently checked first.
+SELECT c.memory_id, c.repo, c.pr, c.branch, c.sha
+  FROM memory_claims c
+  JOIN live_memories m ON m.id = c.memory_id AND m.namespace = c.namespace
+  LEFT JOIN LATERAL (
+    SELECT v.checked_at FROM claim_verdicts v
+     WHERE v.memory_id = c.memory_id AND v.namespace = c.namespace
+     ORDER BY v.id DESC LIMIT 1) last ON true
+ WHERE c.namespace = %(namespace)s
+   AND (last.checked_at IS NULL
+        OR last.checked_at < now() - make_interval(secs => %(recheck)s))
+ ORDER BY last.checked_at NULLS FIRST, c.created_at
+ LIMIT %(limit)s;
+
+-- name: insert_verdict
+INSERT INTO claim_verdicts (namespace, memory_id, verdict, evidence, source)
+VALUES (%(namespace)s, %(memory_id)s, %(verdict)s, %(evidence)s, %(source)s)
+RETURNING memory_id, verdict, evidence, checked_at;
+
+-- name: claim_delivery
+-- The webhook's replay guard: no row back when this delivery id was handled before.
+INSERT INTO github_deliveries (delivery_id, event) VALUES (%(delivery_id)s, %(event)s)
+ON CONFLICT (delivery_id) DO NOTHING
+RETURNING delivery_id;
+
+-- name: webhook_pr_verdicts
+-- A pull_request delivery decides every claim on that pull request, in every namespace.
+INSERT INTO claim_verdicts (namespace, memory_id, verdict, evidence, source)
+SELECT c.namespace, c.memory_id, %(verdict)s, %(evidence)s, 'webhook'
+  FROM memory_claims c
+ WHERE lower(c.repo) = lower(%(repo)s) AND c.pr = %(pr)s;
+
+-- name: webhook_branch_verdicts
+-- A push decides every claim on that branch's head, in every namespace: current when the
+-- claimed commit is the new head (an abbreviation matches the id it starts), stale otherwise.
+INSERT INTO claim_verdicts (namespace, memory_id, verdict, evidence, source)
+SELECT c.namespace, c.memory_id,
+       CASE WHEN starts_with(%(head_sha)s, c.sha) THEN 'current' ELSE 'stale' END,
+       %(evidence)s, 'webhook'
+  FROM memory_claims c
+ WHERE lower(c.repo) = lower(%(repo)s) AND c.branch = %(branch)s;
+
+-- name: drift_near_duplicates
+-- Pairs of live memories of one namespace, close in meaning (cosine distance below %(close)s)
+-- but not the same text, among each namespace's %(window)s newest memories with a vector of the
+-- current model: two records of one thing that may have drifted apart.
+WITH recent AS (
+    SELECT m.namespace, m.id, m.seq, m.kind, m.title, m.content_hash, e.embedding
+      FROM (SELECT l.namespace, l.id, l.seq, l.kind, l.title, l.content_hash,
+                   l.current_revision, l.quarantined,
+                   row_number() OVER (PARTITION BY l.namespace ORDER BY l.seq DESC) AS n
+              FROM live_memories l
+             WHERE (%(namespaces)s::text[] IS NULL OR l.namespace = ANY (%(namespaces)s::text[]))
+               AND NOT l.quarantined) m
+      JOIN memory_embeddings e
+        ON e.memory_id = m.id AND e.revision = m.current_revision AND e.model = %(model)s
+       AND e.namespace = m.namespace
+     WHERE m.n <= %(window)s
+)
+SELECT a.namespace, a.id AS older_id, b.id AS newer_id, a.title AS older_title,
+       b.title AS newer_title, (a.embedding <=> b.embedding)::float8 AS distance
+  FROM recent a
+  JOIN recent b ON b.namespace = a.namespace AND b.seq > a.seq
+ WHERE a.content_hash <> b.content_hash
+   AND (a.embedding <=> b.embedding) < %(close)s
+ ORDER BY distance, b.seq DESC
+ LIMIT %(limit)s;
+
+-- name: drift_same_title
+-- Without vectors: live memories of one namespace with the same title (ignoring case and
+-- spacing) and different text.
+SELECT a.namespace, a.id AS older_id, b.id AS newer_id, a.title AS older_title,
+       b.title AS newer_title, NULL::float8 AS distance
+  FROM live_memories a
+  JOIN live_memories b ON b.namespace = a.namespace AND b.seq > a.seq
+ WHERE (%(namespaces)s::text[] IS NULL OR a.namespace = ANY (%(namespaces)s::text[]))
+   AND a.title IS NOT NULL AND NOT a.quarantined AND NOT b.quarantined
+   AND lower(regexp_replace(a.title, '\s+', ' ', 'g'))
+       = lower(regexp_replace(b.title, '\s+', ' ', 'g'))
+   AND a.content_hash <> b.content_hash
+ ORDER BY b.seq DESC
+ LIMIT %(limit)s;
+
+-- name: drift_stale_claims
+SELECT m.namespace, m.id, m.title, m.claim
+  FROM live_memories m
+ WHERE (%(namespaces)s::text[] IS NULL OR m.namespace = ANY (%(namespaces)s::text[]))
+   AND m.claim ->> 'verdict' = 'stale'
+ ORDER BY m.seq DESC
+ LIMIT %(limit)s;
+
+-- name: drift_contradictions
+-- A live DECISION, CONVENTION or FACT and a newer live DECISION of the same namespace on the
+-- same topic (a shared tag), both still ACTIVE: the newer decision may have replaced the older
+-- memory without superseding it.
+SELECT o.namespace, o.id AS older_id, d.id AS decision_id, o.kind AS older_kind,
+       o.title AS older_title, d.title AS decision_title,
+       ARRAY(SELECT unnest(o.tags) INTERSECT SELECT unnest(d.tags) ORDER BY 1) AS shared_tags
+  FROM live_memories d
+  JOIN live_memories o ON o.namespace = d.namespace AND o.seq < d.seq
+ WHERE (%(namespaces)s::text[] IS NULL OR d.namespace = ANY (%(namespaces)s::text[]))
+   AND d.kind = 'DECISION' AND o.kind IN ('DECISION', 'CONVENTION', 'FACT')
+   AND NOT d.quarantined AND NOT o.quarantined
+   AND o.tags && d.tags
+ ORDER BY d.seq DESC, o.seq DESC
+ LIMIT %(limit)s;

@@ -1,0 +1,80 @@
+-- The intent gate (storage/postgres/gate.py, gate_cache.py; migration 0033). Every statement
+-- names the namespace; row-level security confines it too.
+
+-- name: gate_profile
+SELECT COALESCE(profile ->> 'intent_gate', 'off') AS intent_gate, version
+  FROM namespace_profiles
+ WHERE namespace = %(namespace)s;
+
+-- name: skills
+SELECT name, trigger, guidance, version, updated_at
+  FROM gate_skills
+ WHERE namespace = %(namespace)s
+ ORDER BY name;
+
+-- name: upsert_skill
+-- A redefinition bumps the version only when the trigger or guidance changed.
+INSERT INTO gate_skills (namespace, name, trigger, guidance, updated_by)
+VALUES (%(namespace)s, %(name)s, %(trigger)s, %(guidance)s, %(updated_by)s)
+ON CONFLICT (namespace, name) DO UPDATE
+   SET trigger = EXCLUDED.trigger, guidance = EXCLUDED.guidance,
+       version = gate_skills.version + 1, updated_by = EXCLUDED.updated_by, updated_at = now()
+ WHERE (gate_skills.trigger, gate_skills.guidance)
+       IS DISTINCT FROM (EXCLUDED.trigger, EXCLUDED.guidance)
+RETURNING name, trigger, guidance, version, updated_by, updated_at, (xmax = 0) AS inserted;
+
+-- name: skill
+SELECT name, trigger, guidance, version, updated_by, updated_at
+  FROM gate_skills
+ WHERE namespace = %(namespace)s AND name = %(name)s;
+
+-- name: insert_intent
+INSERT INTO gate_intents (namespace, text, kind, tags, opened_by)
+VALUES (%(namespace)s, %(text)s, %(kind)s, %(tags)s, %(opened_by)s)
+RETURNING id, opened_at;
+
+-- name: close_intent
+-- Only an open intent closes; the trigger of migration 0033 refuses a second close anyway.
+UPDATE gate_intents
+   SET outcome = %(outcome)s, closed_by = %(closed_by)s, closed_at = now()
+ WHERE namespace = %(namespace)s AND id = %(id)s AND closed_at IS NULL
+RETURNING id, outcome, closed_by, closed_at, opened_at;
+
+-- name: intent
+SELECT id, outcome, closed_by, closed_at, opened_at
+  FROM gate_intents
+ WHERE namespace = %(namespace)s AND id = %(id)s;
+
+-- name: spend_nonce
+INSERT INTO gate_nonces (namespace, nonce) VALUES (%(namespace)s, %(nonce)s)
+ON CONFLICT DO NOTHING
+RETURNING used_at;
+
+-- name: preview_targets
+-- The memories a supersede or forget would change, with how fresh each is: its current
+-- revision's age and its last verification (of any revision).
+SELECT m.id, m.kind, m.title, m.status, m.superseded_by, m.current_revision, m.updated_at,
+       (SELECT max(v.verified_at) FROM memory_verifications v
+         WHERE v.namespace = m.namespace AND v.memory_id = m.id) AS last_verified_at,
+       floor(extract(epoch FROM now() - m.updated_at))::bigint AS updated_age_seconds
+  FROM memories m
+ WHERE m.namespace = %(namespace)s AND m.id = ANY(%(ids)s::uuid[])
+ ORDER BY m.updated_at DESC;
+
+-- name: preview_dependents
+-- What depends on those memories: the ACTIVE memories that name one in derived_from, and the
+-- memories they superseded (their own lineage), each with its freshness.
+SELECT m.id, m.kind, m.title, m.status, m.updated_at,
+       CASE WHEN m.superseded_by = ANY(%(ids)s::uuid[]) THEN 'superseded_by_target'
+            ELSE 'derived_from_target' END AS relation,
+       (SELECT max(v.verified_at) FROM memory_verifications v
+         WHERE v.namespace = m.namespace AND v.memory_id = m.id) AS last_verified_at,
+       floor(extract(epoch FROM now() - m.updated_at))::bigint AS updated_age_seconds
+  FROM memories m
+ WHERE m.namespace = %(namespace)s AND NOT (m.id = ANY(%(ids)s::uuid[]))
+   AND ((m.status = 'ACTIVE' AND EXISTS (
+            SELECT 1 FROM jsonb_array_elements(m.derived_from) d
+             WHERE d ->> 'type' = 'memory' AND d ->> 'id' = ANY(%(ids)s::text[])))
+        OR m.superseded_by = ANY(%(ids)s::uuid[]))
+ ORDER BY m.updated_at DESC
+ LIMIT 50;

@@ -1,0 +1,104 @@
+"""Coordination tools over claims (docs/claims.md): `coord_reconcile` checks memories' claims
+against GitHub and records verdicts; `coord_drift_scan` reports what looks inconsistent.
+
+Checking is here, not in storage: storage says what is due (one read transaction), the checks
+run with no transaction open (GitHub may take seconds), and the verdicts are written in one
+more. A check that cannot decide is `unverifiable`, never a wrong `current` (storage/claims.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any
+
+from fastmcp import FastMCP
+from pydantic import Field
+
+from ..errors import Forbidden
+from ..github.client import Answer, GitHubClient
+from ..runtime import Runtime
+from ..storage.claims import branch_verdict, pr_verdict
+from .args import READ, WRITE, Namespace
+from .caller import authorize, current_principal
+
+DRIFT_LIMIT = 50
+
+
+async def check(client: GitHubClient, claim: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The verdict on one claim and its evidence (what GitHub said, or why it said nothing)."""
+    if "pr" in claim:
+        answer: Answer = await client.pull_request(claim["repo"], claim["pr"])
+        decide = pr_verdict
+    else:
+        answer = await client.branch(claim["repo"], claim["branch"])
+
+        def decide(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            return branch_verdict(claim["sha"], body)
+    if answer.body is None:
+        return "unverifiable", {"reason": answer.reason, "http_status": answer.status}
+    verdict, evidence = decide(answer.body)
+    return verdict, {**evidence, "http_status": answer.status, "not_modified": answer.cached}
+
+
+def register(mcp: FastMCP, rt: Runtime) -> None:
+    @mcp.tool(annotations=WRITE)
+    async def coord_reconcile(
+        namespace: Namespace,
+        ids: Annotated[list[str] | None, Field(
+            description="Memory ids whose claims to check now (up to 100); omitted: every "
+                        "claim never checked or last checked over the recheck period ago.")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Check memories' claims about a repository against GitHub and record a verdict each.
+
+        A claim (memory_remember's `claim`) says a pull request is merged ({"repo", "pr"}) or
+        a branch's head is a commit ({"repo", "branch", "sha"}). Each check appends a verdict:
+        current, stale, or unverifiable (no GitHub token, GitHub unreachable, rate-limited, or
+        a repository the token cannot see: never a guess). Every read of the memory then shows
+        its claim with the latest verdict and its age. Returns {"github": {"configured",
+        "rate_limited_for_seconds"}, "checked": [{"memory_id", "claim", "verdict",
+        "evidence", "checked_at"}]}. Errors: NOT_FOUND (an id without a claim here),
+        INVALID_INPUT, TOO_LARGE, FORBIDDEN (read-only token or namespace outside scope).
+        """
+        principal = authorize(namespace, write=True)
+        backend = rt.storage()
+        due = await backend.due_claims(principal, namespace, ids,
+                                       rt.settings.claim_recheck_seconds)
+        client = rt.github()
+        results = await asyncio.gather(*(check(client, d["claim"]) for d in due))
+        recorded = await backend.record_verdicts(principal, namespace, [
+            {"memory_id": d["memory_id"], "verdict": v, "evidence": e}
+            for d, (v, e) in zip(due, results, strict=True)])
+        return {
+            "github": {"configured": client.configured,
+                       "rate_limited_for_seconds": round(client.blocked_for())},
+            "checked": [{**r, "claim": d["claim"]}
+                        for d, r in zip(due, recorded, strict=True)],
+        }
+
+    @mcp.tool(annotations=READ)
+    async def coord_drift_scan(
+        namespace: Namespace,
+        all_namespaces: Annotated[bool, Field(
+            description="Scan every namespace instead (tokens not scoped to namespaces "
+                        "only).")] = False,
+        limit: Annotated[int, Field(description="Findings per list (1-200).")] = DRIFT_LIMIT,
+    ) -> dict[str, Any]:
+        """Report what looks inconsistent in project memory; writes nothing.
+
+        Lists: near_duplicates (two ACTIVE memories that say nearly the same thing in
+        different words: merge or supersede one), stale_claims (ACTIVE memories whose claim
+        GitHub last contradicted: revise or supersede them), contradictions (an ACTIVE memory
+        and a newer ACTIVE DECISION sharing a tag: the decision may have replaced it without
+        superseding it). Titles come wrapped as untrusted data. Errors: INVALID_INPUT,
+        FORBIDDEN (namespace outside scope, or all_namespaces from a scoped token).
+        """
+        if all_namespaces:
+            principal = current_principal()
+            if principal.namespaces is not None:
+                raise Forbidden("all_namespaces needs a token not scoped to namespaces",
+                                remedy="Scan one namespace of your token's scope.")
+            authorize(namespace, write=False)
+            return await rt.storage().drift_scan(principal, None, limit=limit)
+        principal = authorize(namespace, write=False)
+        return await rt.storage().drift_scan(principal, [namespace], limit=limit)

@@ -1,0 +1,105 @@
+"""The intent gate's tools (docs/intent-gate.md): `intent_open`, `gate_close_outcome`,
+`skill_define`, `gate_cache_status`, and `hold`, which memory_remember (with supersedes) and
+memory_forget call first so that a namespace with the gate on previews before it writes.
+
+Thin: authorize the namespace first, then hand over to storage.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastmcp import FastMCP
+from pydantic import Field
+
+from ..runtime import Runtime
+from ..storage.principal import Principal
+from .args import READ, WRITE, Namespace, RequestId
+from .caller import authorize
+
+Confirmation = Annotated[str | None, Field(
+    description="Only in a namespace with the intent gate on: the `confirmation` of the "
+                "preview this call answered first; send it with exactly the same arguments "
+                "to apply them.")]
+Intent = Annotated[dict[str, Any], Field(
+    description="What you are about to do: {\"text\": 1-2000 chars, \"kind\": optional label "
+                "(e.g. deploy, migration, refactor), \"tags\": optional list (up to 32)}.")]
+
+
+async def hold(rt: Runtime, principal: Principal, namespace: str, tool: str,
+               arguments: dict[str, Any], confirmation: str | None,
+               targets: list[str]) -> dict[str, Any] | None:
+    """The preview to answer instead of writing, or None to go ahead (see GateBackend)."""
+    if confirmation is None and not targets:
+        return None
+    return await rt.storage().gate_hold(principal, namespace, tool, arguments, confirmation,
+                                        targets=targets)
+
+
+def register(mcp: FastMCP, rt: Runtime) -> None:
+    @mcp.tool(annotations=WRITE)
+    async def intent_open(
+        namespace: Namespace,
+        intent: Intent,
+        limit: Annotated[int, Field(description="Memories to consider, 1-50.")] = 10,
+    ) -> dict[str, Any]:
+        """Before you act (deploy, migrate, refactor, change a decision), say what you intend
+        and get back what project memory says about it.
+
+        Returns {"intent_id", "opened_at", "memories" (the ACTIVE memories your intent
+        touches or may contradict, as memory_recall admits them: empty means nothing
+        recorded bears on it), "answered", "degraded", "guidance" (the guidance of every
+        skill whose trigger matches your intent: follow it), "intent_gate"}. When done, call
+        gate_close_outcome with the intent_id. Errors: INVALID_INPUT, TOO_LARGE, FORBIDDEN.
+        """
+        principal = authorize(namespace, write=True)
+        return await rt.storage().intent_open(principal, namespace, intent, limit=limit)
+
+    @mcp.tool(annotations=WRITE)
+    async def gate_close_outcome(
+        namespace: Namespace,
+        intent_id: Annotated[str, Field(description="The intent_id intent_open returned.")],
+        outcome: Annotated[str, Field(description="What happened (1-2000 chars).")],
+        client_request_id: RequestId = None,
+    ) -> dict[str, Any]:
+        """Record what happened to an intent you opened, once.
+
+        Returns {"outcome": "closed" | "replayed", "intent": {"id", "outcome", "closed_by",
+        "closed_at", "opened_at"}}. Errors: NOT_FOUND, CONFLICT (already closed: details
+        hold the first outcome), INVALID_INPUT, IDEMPOTENCY_MISMATCH, FORBIDDEN.
+        """
+        principal = authorize(namespace, write=True)
+        return await rt.storage().gate_close_outcome(principal, namespace, intent_id, outcome,
+                                                     client_request_id=client_request_id)
+
+    @mcp.tool(annotations={**WRITE, "idempotentHint": True})
+    async def skill_define(
+        namespace: Namespace,
+        name: Annotated[str, Field(description="1-64 of a-z 0-9 . _ -; the same name "
+                                               "updates the skill.")],
+        trigger: Annotated[Any, Field(description=(
+            "A JSON Logic rule over the intent: {\"var\": \"kind\"|\"tags\"|\"text\"}; "
+            "operators and, or, if, !, !!, ==, !=, in, contains (case-insensitive "
+            "substring or tag), e.g. {\"contains\": [{\"var\": \"tags\"}, \"prod\"]}."))],
+        guidance: Annotated[str, Field(description="What an agent whose intent matches "
+                                                   "should do (1-4000 chars).")],
+    ) -> dict[str, Any]:
+        """Define (or update) a project rule that intent_open applies: when an intent matches
+        the trigger, its guidance is returned to the agent.
+
+        Returns {"outcome": "created" | "updated" | "unchanged", "skill": {"name", "trigger",
+        "guidance", "version", "updated_at"}}. A trigger that does not validate is refused,
+        never stored. Errors: INVALID_INPUT (naming the field), TOO_LARGE, FORBIDDEN.
+        """
+        principal = authorize(namespace, write=True)
+        return await rt.storage().skill_define(principal, namespace, name, trigger, guidance)
+
+    @mcp.tool(annotations=READ)
+    async def gate_cache_status(namespace: Namespace) -> dict[str, Any]:
+        """What this server process has cached of the namespace's gate and how fresh it is:
+        {"cached", "intent_gate", "profile_version", "skills": [{"name", "version"}],
+        "loaded_at", "age_seconds", "ttl_seconds", "listening" (changes from other processes
+        arrive at once), "invalidations"}. Errors: INVALID_INPUT, FORBIDDEN.
+        """
+        principal = authorize(namespace, write=False)
+        return await rt.storage().gate_cache_status(principal, namespace)
