@@ -7,7 +7,7 @@ namespace whenever a profile or a skill changes (whichever process or tool wrote
 listener here drops that namespace's entry. LISTEN needs a session of its own: behind a
 transaction pooler it listens on MEMHUB_DIRECT_DATABASE_URL (`PgCore.listen_dsn`); without one,
 or while the listener is down, only the TTL (MEMHUB_GATE_CACHE_TTL_SECONDS) bounds staleness.
-A load that started before an invalidation is not kept (the generation check), so a NOTIFY
+A load that started before an invalidation is thrown away (the generation check), so a NOTIFY
 that arrives mid-load is never lost.
 """
 
