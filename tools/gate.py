@@ -47,7 +47,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         and get back what project memory says about it.
 
         Returns {"intent_id", "opened_at", "memories" (the ACTIVE memories your intent
-        touches or may contradict, as memory_recall admits them: empty means nothing
+        touches or may contradict, as recall admits them: empty means nothing
         recorded bears on it), "answered", "degraded", "guidance" (the guidance of every
         skill whose trigger matches your intent: follow it), "intent_gate"}. When done, call
         gate_close_outcome with the intent_id. Errors: INVALID_INPUT, TOO_LARGE, FORBIDDEN.
