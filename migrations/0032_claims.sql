@@ -48,12 +48,15 @@ CREATE INDEX claim_verdicts_latest ON claim_verdicts (memory_id, id DESC);
 CREATE INDEX claim_verdicts_namespace ON claim_verdicts (namespace);
 
 -- Claims never change; verdicts are only added, stamped by the database clock. Rows leave with
--- their memory in a purge, never otherwise.
-CREATE FUNCTION memhub_claim_rows_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+-- their memory in a purge, never otherwise: the guard of 0029's trust tables, taught the
+-- verdicts' time column.
+CREATE OR REPLACE FUNCTION memhub_trust_rows_guard() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
         IF NOT public.memhub_restoring(TG_RELID) THEN
-            IF TG_TABLE_NAME = 'claim_verdicts' THEN
+            IF TG_TABLE_NAME = 'memory_verifications' THEN
+                NEW.verified_at := now();
+            ELSIF TG_TABLE_NAME = 'claim_verdicts' THEN
                 NEW.checked_at := now();
             ELSE
                 NEW.created_at := now();
@@ -74,7 +77,7 @@ BEGIN
     FOREACH t IN ARRAY ARRAY['memory_claims', 'claim_verdicts']
     LOOP
         EXECUTE format('CREATE TRIGGER %I BEFORE INSERT OR UPDATE OR DELETE ON %I FOR EACH ROW'
-                       ' EXECUTE FUNCTION memhub_claim_rows_guard()', t || '_guard', t);
+                       ' EXECUTE FUNCTION memhub_trust_rows_guard()', t || '_guard', t);
         EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('ALTER TABLE %I FORCE ROW LEVEL SECURITY', t);
         EXECUTE format('CREATE POLICY tenant_isolation ON %I USING (memhub_ns_visible(namespace))'

@@ -155,28 +155,6 @@ CREATE FUNCTION public.memhub_change_surface() RETURNS text
     SELECT coalesce(nullif(current_setting('memhub.surface', true), ''), 'system')
 $$;
 
-CREATE FUNCTION public.memhub_claim_rows_guard() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-BEGIN
-    IF TG_OP = 'INSERT' THEN
-        IF NOT public.memhub_restoring(TG_RELID) THEN
-            IF TG_TABLE_NAME = 'claim_verdicts' THEN
-                NEW.checked_at := now();
-            ELSE
-                NEW.created_at := now();
-            END IF;
-        END IF;
-        RETURN NEW;
-    END IF;
-    IF TG_OP = 'DELETE' AND public.memhub_purging(TG_RELID) THEN
-        RETURN OLD;
-    END IF;
-    RAISE EXCEPTION '% is append-only: % refused', TG_TABLE_NAME, TG_OP
-        USING ERRCODE = 'restrict_violation';
-END
-$$;
-
 CREATE FUNCTION public.memhub_claim_state(p_namespace text, p_id uuid) RETURNS jsonb
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
@@ -981,6 +959,8 @@ BEGIN
         IF NOT public.memhub_restoring(TG_RELID) THEN
             IF TG_TABLE_NAME = 'memory_verifications' THEN
                 NEW.verified_at := now();
+            ELSIF TG_TABLE_NAME = 'claim_verdicts' THEN
+                NEW.checked_at := now();
             ELSE
                 NEW.created_at := now();
             END IF;
@@ -2218,7 +2198,7 @@ CREATE INDEX sessions_ns_seq ON public.sessions USING btree (namespace, seq DESC
 
 CREATE TRIGGER artifacts_purge_only BEFORE DELETE ON public.artifacts FOR EACH ROW EXECUTE FUNCTION public.memhub_delete_by_purge_only();
 
-CREATE TRIGGER claim_verdicts_guard BEFORE INSERT OR DELETE OR UPDATE ON public.claim_verdicts FOR EACH ROW EXECUTE FUNCTION public.memhub_claim_rows_guard();
+CREATE TRIGGER claim_verdicts_guard BEFORE INSERT OR DELETE OR UPDATE ON public.claim_verdicts FOR EACH ROW EXECUTE FUNCTION public.memhub_trust_rows_guard();
 
 CREATE TRIGGER embedding_jobs_notify AFTER INSERT ON public.embedding_jobs FOR EACH STATEMENT EXECUTE FUNCTION public.memhub_embedding_jobs_notify();
 
@@ -2248,7 +2228,7 @@ CREATE TRIGGER memories_purge_observations AFTER DELETE ON public.memories FOR E
 
 CREATE TRIGGER memories_purge_only BEFORE DELETE ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memhub_delete_by_purge_only();
 
-CREATE TRIGGER memory_claims_guard BEFORE INSERT OR DELETE OR UPDATE ON public.memory_claims FOR EACH ROW EXECUTE FUNCTION public.memhub_claim_rows_guard();
+CREATE TRIGGER memory_claims_guard BEFORE INSERT OR DELETE OR UPDATE ON public.memory_claims FOR EACH ROW EXECUTE FUNCTION public.memhub_trust_rows_guard();
 
 CREATE TRIGGER memory_observations_guard BEFORE INSERT OR DELETE OR UPDATE ON public.memory_observations FOR EACH ROW EXECUTE FUNCTION public.memhub_trust_rows_guard();
 
@@ -2764,8 +2744,6 @@ REVOKE ALL ON FUNCTION public.memhub_artifact_read(p_sha bytea, p_offset bigint,
 GRANT ALL ON FUNCTION public.memhub_artifact_read(p_sha bytea, p_offset bigint, p_length integer) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_change_surface() TO memhub_app;
-
-GRANT ALL ON FUNCTION public.memhub_claim_rows_guard() TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_claim_state(p_namespace text, p_id uuid) TO memhub_app;
 

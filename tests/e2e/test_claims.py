@@ -216,3 +216,19 @@ async def test_ids_name_claims_of_this_namespace_only(server, db_dsn):
         forbidden = await error_of(beta, "coord_reconcile", {"namespace": NS, "ids": [mine]})
     assert missing["code"] == elsewhere["code"] == "NOT_FOUND"
     assert forbidden["code"] == "FORBIDDEN"
+
+
+async def test_claims_and_verdicts_are_append_only_even_for_the_owner(server, fake, db_dsn):
+    fake.pull(REPO, 30, merged=True)
+    async with server.client(WEB_TOKEN) as web:
+        await remember(web, {"repo": REPO, "pr": 30}, "PR 30 merged")
+        await reconcile(web)
+    with psycopg.connect(db_dsn, autocommit=True) as conn:
+        for statement in ("UPDATE claim_verdicts SET verdict = 'stale'",
+                          "DELETE FROM claim_verdicts", "UPDATE memory_claims SET pr = 31",
+                          "DELETE FROM memory_claims"):
+            with pytest.raises(psycopg.errors.RestrictViolation):
+                conn.execute(statement)
+        stamped = conn.execute("SELECT checked_at > now() - interval '1 minute'"
+                               " FROM claim_verdicts").fetchall()
+    assert stamped == [(True,)]

@@ -100,25 +100,36 @@ SELECT a.namespace, a.id AS older_id, b.id AS newer_id, a.title AS older_title,
  LIMIT %(limit)s;
 
 -- name: drift_stale_claims
-SELECT m.namespace, m.id, m.title, m.claim
-  FROM live_memories m
- WHERE (%(namespaces)s::text[] IS NULL OR m.namespace = ANY (%(namespaces)s::text[]))
-   AND m.claim ->> 'verdict' = 'stale'
+-- From the claims, not the memories: only memories with a claim pay for their verdict's lookup.
+SELECT m.namespace, m.id, m.title, memhub_claim_state(c.namespace, c.memory_id) AS claim
+  FROM memory_claims c
+  JOIN live_memories m ON m.id = c.memory_id AND m.namespace = c.namespace
+ WHERE (%(namespaces)s::text[] IS NULL OR c.namespace = ANY (%(namespaces)s::text[]))
+   AND memhub_claim_state(c.namespace, c.memory_id) ->> 'verdict' = 'stale'
  ORDER BY m.seq DESC
  LIMIT %(limit)s;
 
 -- name: drift_contradictions
 -- A live DECISION, CONVENTION or FACT and a newer live DECISION of the same namespace on the
 -- same topic (a shared tag), both still ACTIVE: the newer decision may have replaced the older
--- memory without superseding it.
+-- memory without superseding it. Among each namespace's %(window)s newest tagged memories, as
+-- the near-duplicates: a pairwise join over a whole namespace would grow with its square.
+WITH recent AS (
+    SELECT t.namespace, t.id, t.seq, t.kind, t.title, t.tags
+      FROM (SELECT l.namespace, l.id, l.seq, l.kind, l.title, l.tags,
+                   row_number() OVER (PARTITION BY l.namespace ORDER BY l.seq DESC) AS n
+              FROM live_memories l
+             WHERE (%(namespaces)s::text[] IS NULL OR l.namespace = ANY (%(namespaces)s::text[]))
+               AND NOT l.quarantined AND cardinality(l.tags) > 0
+               AND l.kind IN ('DECISION', 'CONVENTION', 'FACT')) t
+     WHERE t.n <= %(window)s
+)
 SELECT o.namespace, o.id AS older_id, d.id AS decision_id, o.kind AS older_kind,
        o.title AS older_title, d.title AS decision_title,
        ARRAY(SELECT unnest(o.tags) INTERSECT SELECT unnest(d.tags) ORDER BY 1) AS shared_tags
-  FROM live_memories d
-  JOIN live_memories o ON o.namespace = d.namespace AND o.seq < d.seq
- WHERE (%(namespaces)s::text[] IS NULL OR d.namespace = ANY (%(namespaces)s::text[]))
-   AND d.kind = 'DECISION' AND o.kind IN ('DECISION', 'CONVENTION', 'FACT')
-   AND NOT d.quarantined AND NOT o.quarantined
+  FROM recent d
+  JOIN recent o ON o.namespace = d.namespace AND o.seq < d.seq
+ WHERE d.kind = 'DECISION'
    AND o.tags && d.tags
  ORDER BY d.seq DESC, o.seq DESC
  LIMIT %(limit)s;
