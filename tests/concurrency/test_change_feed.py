@@ -46,6 +46,7 @@ MCP_UNITS = 20          # per MCP writer; a unit is about 6 changes
 TARGET = 10_200         # changes in all, at least
 READ_LIMIT = 500
 DEADLINE = 150.0        # bound of the whole run (it takes far less)
+QUIET_SECONDS = 15.0    # how long the reader waits for the horizon once every writer is done
 
 
 class Follower:
@@ -253,7 +254,7 @@ async def test_every_committed_change_is_delivered_exactly_once_under_concurrent
                 i += 1
 
         async def follow() -> None:
-            cursor, quiet = None, 0
+            cursor, quiet_since = None, None
             while True:
                 page = await call(reader, "memory_changes", {"namespace": NS, "cursor": cursor,
                                                              "limit": READ_LIMIT})
@@ -263,12 +264,18 @@ async def test_every_committed_change_is_delivered_exactly_once_under_concurrent
                     follower.reads += 1
                     follower.read_done.notify_all()
                 if stop.is_set() and not page["changes"]:
-                    # Every writer has committed; a background transaction of a server may
-                    # still hold the horizon for a moment. Done when all is read, or when
-                    # reads keep coming back empty (then the comparison below says what).
-                    quiet += 1
-                    if len(follower.delivered) == feed_rows(db_dsn) or quiet >= 50:
+                    # Every writer has committed; a background transaction of a server (an
+                    # embedding batch, a recount) may still hold the horizon for a moment. Done
+                    # when all is read, or when reads have come back empty for QUIET_SECONDS
+                    # (then the comparison below says what is missing: a change the cursor
+                    # passed is never delivered however long the reader waits).
+                    quiet_since = quiet_since or time.monotonic()
+                    if len(follower.delivered) == feed_rows(db_dsn) or \
+                            time.monotonic() - quiet_since >= QUIET_SECONDS:
                         return
+                    await asyncio.sleep(0.05)
+                else:
+                    quiet_since = None
                 assert time.monotonic() - started < DEADLINE, "the reader never caught up"
 
         reading = asyncio.create_task(follow())
