@@ -13,6 +13,14 @@ from .admin import LOGIN_FORGIVE_SECONDS
 from .core import ALL_NAMESPACES
 from .rows import Conn, one
 
+DAY = 86400
+# Kept past their use (migration 0034). GitHub redelivers only deliveries of the past few
+# days, so a delivery id kept this long still recognises every redelivery.
+GITHUB_DELIVERY_KEEP_SECONDS = 30 * DAY
+# Longer than any intent-gate confirmation lives (MEMHUB_GATE_CONFIRM_TTL_SECONDS: at most a
+# day), so a nonce goes only once its confirmation would be refused as expired anyway.
+GATE_NONCE_KEEP_SECONDS = 2 * DAY
+
 
 def run_summary(row: dict[str, Any] | None, principal: Principal) -> dict[str, Any]:
     """The `stats` tool's view of the last run. What a run removed counts every tenant's
@@ -48,7 +56,15 @@ class GcStore:
         }
 
         async def work(conn: Conn) -> dict[str, Any]:
-            return (await one(conn, "gc.run", params))["report"]
+            report = (await one(conn, "gc.run", params))["report"]
+            if report.get("ran"):
+                spent = (await one(conn, "gc.spent", {
+                    "dry_run": dry_run, "batch": policy.batch,
+                    "delivery_keep": GITHUB_DELIVERY_KEEP_SECONDS,
+                    "nonce_keep": GATE_NONCE_KEEP_SECONDS}))["report"]
+                report["removed"].update(spent["removed"])
+                report["more"] = report["more"] or spent["more"]
+            return report
 
         # A replay after a lost connection removes what is still there: the same end state.
         return await self._run(ALL_NAMESPACES, work, retry_safe=True)

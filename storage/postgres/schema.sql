@@ -406,6 +406,79 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION public.memhub_gc_spent(p_dry_run boolean, p_batch integer, p_delivery_keep interval, p_nonce_keep interval) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    SET "memhub.namespaces" TO '*'
+    SET "memhub.read_only" TO ''
+    AS $$
+DECLARE
+    cap bigint := CASE WHEN p_dry_run THEN NULL ELSE p_batch END;  -- LIMIT NULL: no limit
+    counts jsonb := '{}'::jsonb;
+    had_more boolean := false;
+    n bigint;
+BEGIN
+    IF p_batch IS NULL OR p_batch < 1 OR least(p_delivery_keep, p_nonce_keep) < interval '1 day'
+    THEN
+        RAISE EXCEPTION 'memhub_gc_spent: keep each kind at least a day, the batch at least 1'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- Re-entrant: memhub_gc took it earlier in this transaction; alone, this waits for no one.
+    IF NOT pg_try_advisory_xact_lock(hashtext('memhub_gc')) THEN
+        RETURN jsonb_build_object('removed', counts, 'more', false);
+    END IF;
+
+    WITH doomed AS (SELECT code_hash FROM oauth_codes
+                     WHERE expires_at < now() - interval '1 hour' LIMIT cap),
+         gone AS (DELETE FROM oauth_codes
+                   WHERE NOT p_dry_run AND code_hash IN (SELECT code_hash FROM doomed)
+                   RETURNING 1)
+    SELECT CASE WHEN p_dry_run THEN (SELECT count(*) FROM doomed)
+                ELSE (SELECT count(*) FROM gone) END INTO n;
+    counts := counts || jsonb_build_object('oauth_codes', n);
+    had_more := had_more OR coalesce(n >= cap, false);
+
+    WITH doomed AS (SELECT token_hash FROM oauth_refresh_tokens
+                     WHERE expires_at < now() - interval '1 day' LIMIT cap),
+         gone AS (DELETE FROM oauth_refresh_tokens
+                   WHERE NOT p_dry_run AND token_hash IN (SELECT token_hash FROM doomed)
+                   RETURNING 1)
+    SELECT CASE WHEN p_dry_run THEN (SELECT count(*) FROM doomed)
+                ELSE (SELECT count(*) FROM gone) END INTO n;
+    counts := counts || jsonb_build_object('oauth_refresh_tokens', n);
+    had_more := had_more OR coalesce(n >= cap, false);
+
+    WITH doomed AS (SELECT delivery_id FROM github_deliveries
+                     WHERE received_at < now() - p_delivery_keep LIMIT cap),
+         gone AS (DELETE FROM github_deliveries
+                   WHERE NOT p_dry_run AND delivery_id IN (SELECT delivery_id FROM doomed)
+                   RETURNING 1)
+    SELECT CASE WHEN p_dry_run THEN (SELECT count(*) FROM doomed)
+                ELSE (SELECT count(*) FROM gone) END INTO n;
+    counts := counts || jsonb_build_object('github_deliveries', n);
+    had_more := had_more OR coalesce(n >= cap, false);
+
+    WITH doomed AS (SELECT namespace, nonce FROM gate_nonces
+                     WHERE used_at < now() - p_nonce_keep LIMIT cap),
+         gone AS (DELETE FROM gate_nonces g
+                   WHERE NOT p_dry_run
+                     AND (g.namespace, g.nonce) IN (SELECT namespace, nonce FROM doomed)
+                   RETURNING 1)
+    SELECT CASE WHEN p_dry_run THEN (SELECT count(*) FROM doomed)
+                ELSE (SELECT count(*) FROM gone) END INTO n;
+    counts := counts || jsonb_build_object('gate_nonces', n);
+    had_more := had_more OR coalesce(n >= cap, false);
+
+    IF NOT p_dry_run THEN
+        -- The record memhub_gc wrote in this transaction (started_at is its start), if any.
+        UPDATE gc_runs SET removed = gc_runs.removed || counts,
+                           more = gc_runs.more OR had_more
+         WHERE started_at = now();
+    END IF;
+    RETURN jsonb_build_object('removed', counts, 'more', had_more);
+END
+$$;
+
 CREATE FUNCTION public.memhub_lexical_candidates(p_namespace text, p_terms tsquery[], p_gates tsquery[], p_floors integer[], p_take integer, p_depth integer, p_kinds text[], p_tags text[]) RETURNS TABLE(id uuid, matched integer)
     LANGUAGE plpgsql STABLE ROWS 100
     SET plan_cache_mode TO 'force_custom_plan'
@@ -2140,7 +2213,11 @@ CREATE INDEX embedding_jobs_memory ON public.embedding_jobs USING btree (memory_
 
 CREATE INDEX gate_intents_namespace ON public.gate_intents USING btree (namespace, opened_at DESC);
 
+CREATE INDEX gate_nonces_used ON public.gate_nonces USING btree (used_at);
+
 CREATE INDEX gc_runs_finished ON public.gc_runs USING btree (finished_at DESC);
+
+CREATE INDEX github_deliveries_received ON public.github_deliveries USING btree (received_at);
 
 CREATE INDEX handoffs_ns_status_seq ON public.handoffs USING btree (namespace, status, seq DESC);
 
@@ -2189,6 +2266,8 @@ CREATE INDEX oauth_clients_created ON public.oauth_clients USING btree (created_
 CREATE INDEX oauth_codes_expires ON public.oauth_codes USING btree (expires_at);
 
 CREATE INDEX oauth_grants_client ON public.oauth_grants USING btree (client_id);
+
+CREATE INDEX oauth_refresh_tokens_expires ON public.oauth_refresh_tokens USING btree (expires_at);
 
 CREATE INDEX oauth_refresh_tokens_grant ON public.oauth_refresh_tokens USING btree (grant_id);
 
@@ -2761,6 +2840,9 @@ GRANT ALL ON FUNCTION public.memhub_fresh_at(p_namespace text, p_id uuid) TO mem
 
 REVOKE ALL ON FUNCTION public.memhub_gc(p_dry_run boolean, p_idempotency_ttl interval, p_dead_job_ttl interval, p_artifact_grace interval, p_login_forgive interval, p_batch integer, p_trigger text, p_min_gap interval, p_change_feed_retention interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.memhub_gc(p_dry_run boolean, p_idempotency_ttl interval, p_dead_job_ttl interval, p_artifact_grace interval, p_login_forgive interval, p_batch integer, p_trigger text, p_min_gap interval, p_change_feed_retention interval) TO memhub_app;
+
+REVOKE ALL ON FUNCTION public.memhub_gc_spent(p_dry_run boolean, p_batch integer, p_delivery_keep interval, p_nonce_keep interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.memhub_gc_spent(p_dry_run boolean, p_batch integer, p_delivery_keep interval, p_nonce_keep interval) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_lexical_candidates(p_namespace text, p_terms tsquery[], p_gates tsquery[], p_floors integer[], p_take integer, p_depth integer, p_kinds text[], p_tags text[]) TO memhub_app;
 
