@@ -213,6 +213,7 @@ async def _start_embeddings(rt: Runtime, backend: PostgresBackend, stack: AsyncE
         return
     worker = EmbeddingWorker(backend, embedder, batch=settings.embed_batch_size,
                              max_attempts=settings.embed_max_attempts,
+                             max_lag=settings.embed_max_lag_seconds,
                              record_run=rt.metrics.job_recorder("embedding_worker"))
     embedder.worker = worker
     rt.embedding_worker = worker

@@ -35,6 +35,15 @@ DerivedFrom = Annotated[list[Any] | None, Field(
                 "session|handoff|artifact, \"id\"}; each must exist in this namespace.")]
 
 
+async def paced(rt: Runtime, result: dict[str, Any]) -> dict[str, Any]:
+    """`result`, once the embedding queue has caught up enough that this write will be found
+    by meaning soon (storage/postgres/embedding_queue.py, Pacing). Only a write that queued an
+    embedding waits: a replay, a duplicate or a conflict answers at once."""
+    if rt.embedding_worker is not None and result.get("outcome") in ("created", "revised"):
+        await rt.embedding_worker.pace()
+    return result
+
+
 def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations=WRITE)
     async def memory_remember(
@@ -85,12 +94,12 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             "derived_from": derived_from, "claim": claim}, confirmation, supersedes or [])
         if gated is not None:
             return gated
-        return await rt.storage().remember(
+        return await paced(rt, await rt.storage().remember(
             principal, namespace, content=content, kind=kind, title=title, tags=tags,
             key=key, supersedes=supersedes, client_request_id=client_request_id,
             expires_at=expires_at, metadata=metadata, origin=origin, model=model,
             derived_from=derived_from, client_info=client_info(), claim=claim,
-        )
+        ))
 
     @mcp.tool(annotations=WRITE)
     async def memory_revise(
@@ -120,11 +129,11 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         duplicates another ACTIVE memory), INVALID_INPUT, TOO_LARGE, IDEMPOTENCY_MISMATCH.
         """
         principal = authorize(namespace, write=True)
-        return await rt.storage().revise(
+        return await paced(rt, await rt.storage().revise(
             principal, namespace, id, expected_revision, content=content, title=title,
             tags=tags, client_request_id=client_request_id, origin=origin, model=model,
             derived_from=derived_from, client_info=client_info(),
-        )
+        ))
 
     @mcp.tool(annotations={**WRITE, "destructiveHint": True, "idempotentHint": True})
     async def memory_forget(

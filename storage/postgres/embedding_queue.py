@@ -10,6 +10,15 @@ It wakes on `NOTIFY memhub_embedding_jobs` (a statement trigger on the queue, de
 writer's COMMIT) and also polls, so a lost notification or a backoff expiring costs at most
 `POLL_SECONDS`. LISTEN needs a session of its own: behind a transaction pooler it listens on
 MEMHUB_DIRECT_DATABASE_URL, and without one it only polls (`PgCore.listen_dsn`).
+
+Pacing. Writes are cheaper than their embeddings, so a steady stream of them keeps a standing
+queue in front of the worker: every write is found by meaning seconds after its
+acknowledgement. While the worker is more than MEMHUB_EMBED_MAX_LAG_SECONDS behind (the
+newest job of a full batch had waited that long by the batch's end), `pace` holds a write's
+acknowledgement, at most PACE_MAX_WAIT, until it has caught up. The write is already
+committed; the CPU it would have spent on the next write goes to the queue instead, so the
+rate of writes stays what the machine can embed, and the delay to searchable stays under the
+bound.
 """
 
 from __future__ import annotations
@@ -33,6 +42,9 @@ logger = logging.getLogger(__name__)
 CHANNEL = "memhub_embedding_jobs"
 POLL_SECONDS = 1.0
 ERROR_BACKOFF_MAX = 30.0
+# The longest a write's acknowledgement is held: a worker that cannot catch up (a burst from
+# many clients on a small host) slows acknowledgements, never stops them.
+PACE_MAX_WAIT = 2.0
 
 
 async def process_batch(backend: PgCore, embedder: Embedder, *, batch: int, max_attempts: int
@@ -47,7 +59,8 @@ async def process_batch(backend: PgCore, embedder: Embedder, *, batch: int, max_
     async def work(conn: psycopg.AsyncConnection) -> dict[str, int]:
         cur = await conn.execute(q("embeddings.claim"), {"batch": batch})
         jobs = await cur.fetchall()
-        counts = {"claimed": len(jobs), "embedded": 0, "skipped": 0, "failed": 0, "dead": 0}
+        counts = {"claimed": len(jobs), "embedded": 0, "skipped": 0, "failed": 0, "dead": 0,
+                  "newest_wait": min((job["waited"] for job in jobs), default=0.0)}
         finished: list[int] = []
         todo: list[dict[str, Any]] = []
         for job in jobs:
@@ -143,15 +156,22 @@ async def queue_counts(backend: PgCore) -> dict[str, int]:
 
 class EmbeddingWorker:
     def __init__(self, backend: PgCore, embedder: Embedder, *, batch: int, max_attempts: int,
+                 max_lag: float = 0.0,
                  record_run: Callable[[bool], None] = lambda ok: None) -> None:
-        """`record_run(ok)` is called after each claim-and-embed pass (the app's metrics)."""
+        """`record_run(ok)` is called after each claim-and-embed pass (the app's metrics);
+        `max_lag`: MEMHUB_EMBED_MAX_LAG_SECONDS, 0 for no pacing."""
         self.backend = backend
         self.record_run = record_run
         self.embedder = embedder
         self.batch = batch
         self.max_attempts = max_attempts
-        self.totals = {"embedded": 0, "skipped": 0, "failed": 0, "dead": 0, "batches": 0}
+        self.totals = {"embedded": 0, "skipped": 0, "failed": 0, "dead": 0, "batches": 0,
+                       "paced_writes": 0}
         self.last_batch_ms: float | None = None
+        self.max_lag = max_lag
+        self.lag = 0.0  # seconds the queue is behind, as of the last batch
+        self._caught_up = asyncio.Event()
+        self._caught_up.set()
         self.listening = False
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
@@ -159,7 +179,26 @@ class EmbeddingWorker:
 
     def status(self) -> dict[str, Any]:
         return {"running": self._task is not None and not self._task.done(),
-                "listening": self.listening, "last_batch_ms": self.last_batch_ms, **self.totals}
+                "listening": self.listening, "last_batch_ms": self.last_batch_ms,
+                "lag_seconds": round(self.lag, 3), **self.totals}
+
+    async def pace(self) -> None:
+        """Return once the queue is at most `max_lag` seconds behind, or after PACE_MAX_WAIT
+        (at once when it is, when pacing is off, or when this worker is not running)."""
+        if self._caught_up.is_set() or self._task is None or self._task.done():
+            return
+        self.totals["paced_writes"] += 1
+        try:
+            await asyncio.wait_for(self._caught_up.wait(), PACE_MAX_WAIT)
+        except TimeoutError:
+            pass
+
+    def _behind(self, lag: float) -> None:
+        self.lag = lag
+        if self.max_lag <= 0 or lag <= self.max_lag:
+            self._caught_up.set()
+        else:
+            self._caught_up.clear()
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="memhub-embedding-worker")
@@ -168,6 +207,7 @@ class EmbeddingWorker:
                                                  name="memhub-embedding-listen")
 
     async def stop(self) -> None:
+        self._caught_up.set()  # no write waits for a worker that is going
         for task in (self._listener, self._task):
             if task is not None:
                 task.cancel()
@@ -222,6 +262,9 @@ class EmbeddingWorker:
                                              max_attempts=self.max_attempts)
                 self.record_run(True)
                 delay = 0.5
+                # A full batch leaves more behind it, at least as new as its newest job.
+                self._behind(counts["newest_wait"] + time.perf_counter() - started
+                             if counts["claimed"] >= self.batch else 0.0)
                 if counts["claimed"]:
                     self.last_batch_ms = round((time.perf_counter() - started) * 1000, 1)
                     self.totals["batches"] += 1
@@ -236,6 +279,7 @@ class EmbeddingWorker:
                 raise
             except Exception as exc:
                 self.record_run(False)
+                self._behind(0.0)  # nothing measured: never hold writes on a failing worker
                 logger.warning("embedding worker error; backing off",
                                extra={"error": f"{type(exc).__name__}: {exc}"[:300],
                                       "seconds": delay})

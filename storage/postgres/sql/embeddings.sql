@@ -14,6 +14,7 @@ WITH due AS (
        FOR UPDATE SKIP LOCKED
 )
 SELECT j.id, j.namespace, j.memory_id, j.revision, j.attempts,
+       extract(epoch FROM now() - j.created_at)::float8 AS waited,
        m.status AS memory_status, m.current_revision, m.title, m.content,
        e.revision AS embedded_revision, e.model AS embedded_model
   FROM embedding_jobs j
