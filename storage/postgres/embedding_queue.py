@@ -52,7 +52,8 @@ async def process_batch(backend: PgCore, embedder: Embedder, *, batch: int, max_
     """Claim up to `batch` due jobs and finish them in one transaction.
 
     Returns counts: claimed, embedded, skipped (retired memory, newer revision queued, or
-    already embedded), failed (retried later), dead.
+    already embedded), failed (retried later), dead; and newest_wait, the seconds the newest
+    claimed job had waited when it was claimed (0 when none was).
     """
     model = embedder.model_name
 

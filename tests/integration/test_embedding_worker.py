@@ -72,7 +72,9 @@ async def test_a_job_for_a_retired_memory_is_dropped_without_a_model_call(settin
         await backend.forget(WRITER, NS, created["memory"]["id"], "wrong")
         broken = BrokenEmbedder(embedder)
         counts = await process_batch(backend, broken, batch=10, max_attempts=5)
-        assert counts == {"claimed": 1, "embedded": 0, "skipped": 1, "failed": 0, "dead": 0}
+        assert counts["newest_wait"] >= 0
+        assert {k: counts[k] for k in ("claimed", "embedded", "skipped", "failed", "dead")} \
+            == {"claimed": 1, "embedded": 0, "skipped": 1, "failed": 0, "dead": 0}
         assert broken.calls == 0 and vectors(db_dsn) == {} and jobs(db_dsn) == []
 
 
