@@ -1,9 +1,10 @@
 """The namespace export file: JSON Lines, one record per line, versioned (docs/operations.md,
 "Export and import").
 
-    {"format":"memhub-export","namespace":"acme","record":"header","version":2}
+    {"format":"memhub-export","namespace":"acme","record":"header","version":3}
     {"record":"profile", ...}           the namespace's profile, when it has one (version 2)
-    {"record":"memory", ...}            every memory, oldest first, with its revisions
+    {"record":"memory", ...}            every memory, oldest first, with its revisions (and
+                                        its claim, version 3: an older memhub would drop it)
     {"record":"handoff", ...}           oldest first
     {"record":"session", ...}           oldest first, each followed by its events
     {"record":"session_event", ...}
@@ -34,7 +35,7 @@ from ..errors import InvalidInput, UnsupportedFormat
 from .principal import NAMESPACE_RE
 
 FORMAT = "memhub-export"
-VERSION = 2
+VERSION = 3
 KINDS = ("profile", "memory", "handoff", "session", "session_event", "blob", "blob_chunk",
          "artifact")
 # Kinds a version introduced: an older file holds none, and its end record does not count them.

@@ -31,17 +31,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import psycopg
 from psycopg import errors as pg
 from psycopg.rows import dict_row
-from psycopg.types.json import Jsonb
 
 from ...errors import Conflict, Forbidden, InvalidInput, MemhubError
-from .. import memory_input as mi
 from ..transfer_format import DAMAGED, Remap, Scan, records
 from ..transfer_records import (
     artifact_record,
@@ -61,8 +58,9 @@ from ..work_input import CHUNK_SIZE
 from .errors import translate
 from .profiles import restore_profile
 from .queries import q
+from .restore_rows import insert_row, memory_rows
 from .rows import many, one
-from .transfer import as_uuid, memory_records
+from .transfer import memory_records
 
 BATCH = 500
 # Flushed in this order: a session before its events, everything before nothing else. The
@@ -70,60 +68,6 @@ BATCH = 500
 KINDS = ("profile", "memory", "handoff", "session", "session_event", "artifact")
 REFUSED = ("Nothing was imported. Import into a namespace that does not hold these records "
            "(--namespace NEW), or remove what is there first.")
-
-
-def _time(value: str | None) -> datetime | None:
-    return datetime.fromisoformat(value) if value is not None else None
-
-
-def _memory_rows(r: dict[str, Any], namespace: str):
-    last = r["revisions"][-1]
-    mid = uuid.UUID(r["id"])
-    memory = {
-        "id": mid, "namespace": namespace, "kind": r["kind"], "title": last["title"],
-        "content": last["content"], "tags": last["tags"], "key": r["key"],
-        "metadata": Jsonb(r["metadata"]) if r["metadata"] is not None else None,
-        "status": r["status"], "superseded_by": as_uuid(r["superseded_by"]),
-        "current_revision": r["current_revision"],
-        "content_hash": mi.content_hash(last["content"]), "author_client": r["author_client"],
-        "quarantined": r["quarantined"], "deleted_reason": r["deleted_reason"],
-        "created_at": _time(r["created_at"]), "updated_at": _time(r["updated_at"]),
-        "expires_at": _time(r["expires_at"]), "lineage": r["lineage"],
-        "origin": r["origin"], "model": r["model"], "client_info": r["client_info"],
-        "derived_from": Jsonb(r["derived_from"]),
-    }
-    revisions = [{
-        "memory_id": mid, "namespace": namespace, "revision": v["revision"],
-        "title": v["title"], "content": v["content"], "tags": v["tags"],
-        "author_client": v["author_client"],
-        "is_current": v["revision"] == r["current_revision"],
-        "created_at": _time(v["created_at"]),
-    } for v in r["revisions"]]
-    corroborations = [{"namespace": namespace, "memory_id": mid,
-                       "author_client": c["author_client"],
-                       "created_at": _time(c["created_at"])} for c in r["corroborations"]]
-    verifications = [{"namespace": namespace, "memory_id": mid, "revision": v["revision"],
-                      "verified_by": v["verified_by"], "verified_at": _time(v["verified_at"])}
-                     for v in r["verifications"]]
-    return memory, revisions, corroborations, verifications
-
-
-def _row(r: dict[str, Any], namespace: str) -> dict[str, Any]:
-    """A handoff, session, event or artifact record as insert parameters."""
-    out = {k: v for k, v in r.items() if k != "record"}
-    out["namespace"] = namespace
-    for key in ("id", "session_id"):
-        if key in out:
-            out[key] = uuid.UUID(out[key])
-    for key in ("created_at", "updated_at", "closed_at", "taken_at"):
-        if key in out:
-            out[key] = _time(out[key])
-    if "payload" in out:
-        out["payload"] = Jsonb(out["payload"])
-    for key in ("request_hash", "sha256"):
-        if key in out:
-            out[key] = bytes.fromhex(out[key])
-    return out
 
 
 class _Restore:
@@ -310,16 +254,17 @@ class _Restore:
             return
         async with self.conn.cursor() as cur:
             if kind == "memory":
-                rows = [_memory_rows(r, self.ns) for r in new]
+                rows = [memory_rows(r, self.ns) for r in new]
                 await cur.executemany(q("transfer.insert_memory"), [m[0] for m in rows])
                 await cur.executemany(q("transfer.insert_revision"),
                                       [v for m in rows for v in m[1]])
-                for name, i in (("insert_corroboration", 2), ("insert_verification", 3)):
+                for name, i in (("insert_corroboration", 2), ("insert_verification", 3),
+                                ("insert_claim", 4)):
                     if nested := [c for m in rows for c in m[i]]:
                         await cur.executemany(q(f"transfer.{name}"), nested)
             else:
                 name = "insert_event" if kind == "session_event" else f"insert_{kind}"
-                await cur.executemany(q(f"transfer.{name}"), [_row(r, self.ns) for r in new])
+                await cur.executemany(q(f"transfer.{name}"), [insert_row(r, self.ns) for r in new])
         self.created[kind] += len(new)
 
 

@@ -78,6 +78,12 @@ COLUMNS: dict[str, dict[str, str]] = {
         **dict.fromkeys(("revision", "verified_by", "verified_at"), IN_FILE),
         "id": ORDER, "memory_id": NESTED, "namespace": NAMESPACE,
     },
+    "memory_claims": {
+        **dict.fromkeys(("repo", "pr", "branch", "sha"), IN_FILE),
+        "memory_id": NESTED, "namespace": NAMESPACE,
+        "created_at": "the import's time: the claim is checked again there, its verdicts are "
+                      "not in the file",
+    },
     "memory_corroborations": {
         **dict.fromkeys(("author_client", "created_at"), IN_FILE),
         "id": ORDER, "memory_id": NESTED, "namespace": NAMESPACE,
@@ -128,8 +134,6 @@ LEFT_OUT: dict[str, str] = {
                    "an import (docs/intent-gate.md)",
     "gate_intents": "a log of what agents set out to do here, not project knowledge",
     "gate_nonces": "spent confirmations of this database's tokens: meaningless elsewhere",
-    "memory_claims": "not in format version 1: an imported memory has no claim; state it again "
-                     "with a new memory (docs/claims.md)",
     "claim_verdicts": "checks made from this database; coord_reconcile checks again after an "
                       "import",
 }
@@ -151,8 +155,9 @@ async def memory_records(conn: psycopg.AsyncConnection, namespace: str,
     corroborations = _group(await many(conn, "transfer.corroborations_of", params),
                             "memory_id")
     verifications = _group(await many(conn, "transfer.verifications_of", params), "memory_id")
-    return [memory_record(r, revisions[r["id"]], corroborations[r["id"]], verifications[r["id"]])
-            for r in rows]
+    claims = {c["memory_id"]: c for c in await many(conn, "transfer.claims_of", params)}
+    return [memory_record(r, revisions[r["id"]], corroborations[r["id"]], verifications[r["id"]],
+                          claims.get(r["id"])) for r in rows]
 
 
 async def _pages(conn: psycopg.AsyncConnection, name: str, params: dict[str, Any]):

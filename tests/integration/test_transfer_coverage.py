@@ -19,6 +19,7 @@ RECORDS = {
     "memory_revisions": ("memory", "revisions"),
     "memory_corroborations": ("memory", "corroborations"),
     "memory_verifications": ("memory", "verifications"),
+    "memory_claims": ("memory", "claim"),
     "handoffs": ("handoff", None),
     "sessions": ("session", None),
     "session_events": ("session_event", None),
@@ -67,6 +68,8 @@ async def test_every_column_declared_in_the_file_is_in_the_file(db_dsn, tmp_path
         for nested in ("revisions", "corroborations", "verifications"):
             for item in record.get(nested, []) if record["record"] == "memory" else []:
                 keys.setdefault(("memory", nested), set()).update(item)
+        if record["record"] == "memory" and record["claim"] is not None:
+            keys.setdefault(("memory", "claim"), set()).update(record["claim"])
     for table, declared in COLUMNS.items():
         written = {c for c, where in declared.items() if where == IN_FILE}
         assert written <= keys[RECORDS[table]], (table, written - keys[RECORDS[table]])

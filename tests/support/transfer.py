@@ -29,7 +29,8 @@ PROFILE = {"description": "Payments service: payouts, refunds, ledgers.",
 
 async def populate(dsn: str, tmp: Path, namespace: str = NS) -> dict[str, str]:
     """Every kind of record: a revised memory with metadata, key, tags and a corroboration; a
-    superseded one and its successor (with lineage); a forgotten one with an expiry; a
+    superseded one and its successor (with lineage; claims, of a pull request and of a branch's
+    head); a forgotten one with an expiry; a
     quarantined one; an open handoff naming a memory, a taken one; a closed session with
     events; two artifacts sharing their bytes, and an empty one; a profile, changed once."""
     async with open_backend(dsn, tmp) as b:
@@ -44,9 +45,11 @@ async def populate(dsn: str, tmp: Path, namespace: str = NS) -> dict[str, str]:
                        model="test-model", derived_from=[{"type": "memory", "id": fact["id"]}])
         await b.verify_memory(DESKTOP, namespace, fact["id"])
         old = (await b.remember(CURSOR, namespace, content="Error tracking with Rollbar.",
-                                kind="DECISION"))["memory"]
+                                kind="DECISION", claim={"repo": "acme/api", "pr": 12}))["memory"]
         new = (await b.remember(DESKTOP, namespace, content="Sentry for error tracking.",
-                                kind="DECISION", supersedes=[old["id"]]))["memory"]
+                                kind="DECISION", supersedes=[old["id"]],
+                                claim={"repo": "acme/api", "branch": "main",
+                                       "sha": "0123abcd"}))["memory"]
         gone = (await b.remember(CURSOR, namespace, content="A temporary note.",
                                  expires_at="2099-01-01T00:00:00Z"))["memory"]
         await b.forget(CURSOR, namespace, gone["id"], "obsolete")

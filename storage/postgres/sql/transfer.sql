@@ -128,6 +128,15 @@ VALUES (%(memory_id)s, %(namespace)s, %(revision)s, %(title)s, %(content)s, %(ta
 INSERT INTO memory_corroborations (namespace, memory_id, author_client, created_at)
 VALUES (%(namespace)s, %(memory_id)s, %(author_client)s, %(created_at)s);
 
+-- name: claims_of
+SELECT memory_id, repo, pr, branch, sha FROM memory_claims
+ WHERE namespace = %(namespace)s AND memory_id = ANY(%(ids)s);
+
+-- name: insert_claim
+-- Without its verdicts: coord_reconcile checks the claim again in this database.
+INSERT INTO memory_claims (namespace, memory_id, repo, pr, branch, sha)
+VALUES (%(namespace)s, %(memory_id)s, %(repo)s, %(pr)s, %(branch)s, %(sha)s);
+
 -- name: insert_verification
 -- Restored with the time it was recorded (memhub_trust_rows_guard stands aside while restoring).
 INSERT INTO memory_verifications (namespace, memory_id, revision, verified_by, verified_at)
