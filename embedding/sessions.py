@@ -9,9 +9,9 @@ floats, 47 MB, half the fp32 model, kept in fp32 by every query recipe) was held
   it (ONNX external data), which onnxruntime maps instead of reading: no heap copy, and pages
   of the map a kernel never reads again stay out of memory (measured: opening the fp32 model
   +142 -> +56 MiB at peak and at rest, the query copy +112 -> +28; docs/performance.md);
-- the table is written once as a .npy, mapped read-only, and handed to both sessions as their
-  initializer (onnxruntime uses such a buffer in place): one copy, of which only the tokens'
-  pages that are read (and the kernel's read-around) become resident.
+- the table is written once as a .npy and handed to both sessions as their initializer
+  (onnxruntime uses such a buffer in place): one copy, held in memory only for the rows of
+  the tokens the models have read (embedding/word_table.py).
 The vectors are bit-identical: the same numbers, read from elsewhere. Each copy is made on
 first use (seconds; the same rename-into-place as embedding/quantized_model.py). Any failure
 (a read-only cache directory, a model without a plain Gather on `input_ids`) opens the model
@@ -27,6 +27,8 @@ import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from .word_table import FillingSession, WordTable
 
 logger = logging.getLogger(__name__)
 
@@ -51,20 +53,22 @@ def open_session(model: Any, threads: int, *, spinning: bool, table_source: Path
     if not spinning:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     path = Path(inner._model_dir) / inner.model_description.model_file
-    shared: dict[str, Any] = {}
+    table: WordTable | None = None
     if cache_dir is not None:
         try:
             mapped = _mapped_copy(path, Path(cache_dir))
-            shared = _shared_table(table_source, Path(cache_dir))
+            table = _shared_table(table_source, Path(cache_dir))
             path = mapped
         except Exception as exc:  # the model as shipped: more memory, the same vectors
             logger.warning("model weights not mapped; opening the model as shipped",
                            extra={"reason": f"{type(exc).__name__}: {str(exc)[:200]}"})
-            shared = {}
-    for name, value in shared.items():
-        options.add_initializer(name, value)
-    inner.model = ort.InferenceSession(str(path), sess_options=options,
-                                       providers=["CPUExecutionProvider"])
+            table = None
+    if table is not None:
+        options.add_initializer(table.name, table.for_sessions())
+    session = ort.InferenceSession(str(path), sess_options=options,
+                                   providers=["CPUExecutionProvider"])
+    # Every run goes through the table's fill: a row the session reads must be present.
+    inner.model = session if table is None else FillingSession(session, table)
 
 
 def release_freed_heap() -> None:
@@ -79,22 +83,18 @@ def release_freed_heap() -> None:
 
 
 # Kept alive for the sessions that use them (onnxruntime does not copy them); by table file.
-_TABLES: dict[Path, dict[str, Any]] = {}
+_TABLES: dict[Path, WordTable] = {}
 
 
-def _shared_table(source: Path, cache_dir: Path) -> dict[str, Any]:
-    """{initializer name: OrtValue over the mapped .npy} of `source`'s word-embedding table
-    ({} when it has none). Models without that initializer name ignore it."""
+def _shared_table(source: Path, cache_dir: Path) -> WordTable | None:
+    """`source`'s word-embedding table (None when it has none), one per table file. Models
+    without that initializer name ignore it."""
     name, path = _table_file(source, cache_dir)
     if name is None:
-        return {}
+        return None
     found = _TABLES.get(path)
     if found is None:
-        import numpy as np
-        import onnxruntime as ort
-
-        table = np.load(path, mmap_mode="r")
-        found = _TABLES[path] = {name: ort.OrtValue.ortvalue_from_numpy(table)}
+        found = _TABLES[path] = WordTable(name, path)
     return found
 
 

@@ -1,5 +1,6 @@
-"""The models' sessions open from mapped weights and share one word-embedding table
-(embedding/sessions.py), and give the same vectors as the model as shipped.
+"""The models' sessions open from mapped weights and share one word-embedding table, held only
+for the tokens read (embedding/sessions.py, embedding/word_table.py), and give the same vectors
+as the model as shipped.
 
 Real files and a real onnxruntime, no database."""
 
@@ -54,13 +55,16 @@ def _resident_kib(path_under: Path, suffix: str) -> int:
 
 
 @pytest.mark.parametrize("which", ["memories", "queries"])
-def test_each_model_reads_its_word_table_from_the_shared_file(model_dir, tmp_path,
-                                                             fresh_models, which):
+def test_each_model_holds_only_the_word_table_rows_of_the_tokens_it_read(model_dir, tmp_path,
+                                                                        fresh_models, which):
     settings = Settings(embed_model_path=model_dir, model_cache_dir=tmp_path, embed_threads=1)
     model = load_model(settings, for_queries=which == "queries")
-    assert _resident_kib(tmp_path, "-word-embeddings.npy") == 0
+    table = model.model.model._table
+    assert table.rows_present == 0
     list(model.embed(TEXTS))
-    assert _resident_kib(tmp_path, "-word-embeddings.npy") > 0
+    tokens = {i for e in model.model.tokenizer.encode_batch(TEXTS) for i in e.ids}
+    assert table.rows_present == len(tokens)
+    assert _resident_kib(tmp_path, "-word-embeddings.npy") == 0  # the file is read, not mapped
 
 
 def _mapped_files() -> list[str]:
@@ -74,9 +78,7 @@ def test_both_models_open_from_mapped_weights_and_share_one_word_table(model_dir
     memories, queries = load_model(settings), load_model(settings, for_queries=True)
     for model in (memories, queries):
         assert Path(model.model.model._model_path).parent.name.endswith("-mapped")
-    tables = [p for p in _mapped_files() if p.startswith(str(tmp_path))
-              and p.endswith("-word-embeddings.npy")]
-    assert len(tables) == 1, tables  # one mapping, read by both sessions
+    assert memories.model.model._table is queries.model.model._table  # one table, both read it
     weights = {p for p in _mapped_files() if p.startswith(str(tmp_path))
                and p.endswith(sessions.WEIGHTS_FILE)}
     assert len(weights) == 2, weights  # each model's other weights, mapped, not read
