@@ -13,7 +13,8 @@ MEMHUB_DIRECT_DATABASE_URL, and without one it only polls (`PgCore.listen_dsn`).
 
 Pacing. Writes are cheaper than their embeddings, so a steady stream of them keeps a standing
 queue in front of the worker: every write is found by meaning seconds after its
-acknowledgement. While the worker is more than MEMHUB_EMBED_MAX_LAG_SECONDS behind (the
+acknowledgement. With MEMHUB_EMBED_MAX_LAG_SECONDS set (off by default: a bulk import would
+make every client's writes wait), while the worker is more than that many seconds behind (the
 newest job of a full batch had waited that long by the batch's end), `pace` holds a write's
 acknowledgement, at most PACE_MAX_WAIT, until it has caught up. The write is already
 committed; the CPU it would have spent on the next write goes to the queue instead, so the

@@ -35,7 +35,8 @@ def wait_healthy(base_url: str, timeout: float = 60.0, *, want: int = 200) -> No
     last = None
     while time.monotonic() < deadline:
         try:
-            last = httpx.get(f"{base_url}/healthz", timeout=2.0)
+            # Longer than /healthz's two pings of PING_TIMEOUT (2 s) in an outage.
+            last = httpx.get(f"{base_url}/healthz", timeout=5.0)
             if last.status_code == want:
                 return
         except httpx.HTTPError as exc:
