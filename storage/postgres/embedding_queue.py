@@ -49,7 +49,7 @@ PACE_MAX_WAIT = 2.0
 
 
 async def process_batch(backend: PgCore, embedder: Embedder, *, batch: int, max_attempts: int
-                        ) -> dict[str, int]:
+                        ) -> dict[str, float]:
     """Claim up to `batch` due jobs and finish them in one transaction.
 
     Returns counts: claimed, embedded, skipped (retired memory, newer revision queued, or
@@ -58,7 +58,7 @@ async def process_batch(backend: PgCore, embedder: Embedder, *, batch: int, max_
     """
     model = embedder.model_name
 
-    async def work(conn: psycopg.AsyncConnection) -> dict[str, int]:
+    async def work(conn: psycopg.AsyncConnection) -> dict[str, float]:
         cur = await conn.execute(q("embeddings.claim"), {"batch": batch})
         jobs = await cur.fetchall()
         counts = {"claimed": len(jobs), "embedded": 0, "skipped": 0, "failed": 0, "dead": 0,
