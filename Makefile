@@ -8,7 +8,7 @@ STAMP   := $(VENV)/.installed-stamp
 CONFORMANCE := scripts/conformance/node_modules/.package-lock.json
 # Debian's Chromium for the dashboard's browser tests (never a browser download).
 CHROMIUM := /usr/bin/chromium
-# Debian's PgBouncer: the tests run memhub behind one (tests/support/pgbouncer.py).
+# Debian's PgBouncer: the tests run memhub behind one (bench/pgbouncer.py).
 PGBOUNCER := /usr/sbin/pgbouncer
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # The offline ONNX export of all-MiniLM-L6-v2 beside the checkout, when present (as in CI).
@@ -56,7 +56,7 @@ run: install  ## serve memhub on MEMHUB_HOST:MEMHUB_PORT (embedded PostgreSQL un
 stop:  ## stop a memhub started by `make run` (and the embedded PostgreSQL it started)
 	@pkill -INT -f "$(abspath $(VENV))/bin/memhub$$" && echo "memhub: stopping." || echo "memhub: not running."
 
-test: test-deps  ## the whole suite, on a real PostgreSQL
+test: test-deps lint  ## lint and type check, then the whole suite on a real PostgreSQL
 	$(PY) -m pytest -q
 
 migrate: install  ## apply pending migrations to the configured database
@@ -71,8 +71,10 @@ smoke: install  ## SMOKE_BASE_URL=... SMOKE_TOKEN=... make smoke
 conformance: install $(CONFORMANCE)  ## CONFORMANCE_BASE_URL=... CONFORMANCE_TOKEN=... make conformance
 	bash scripts/run_conformance.sh "$${CONFORMANCE_BASE_URL:-http://127.0.0.1:8000}" "$$CONFORMANCE_TOKEN"
 
-lint: install
+lint: install  ## ruff, and the type checker on the package (run by `make test`)
 	$(VENV)/bin/ruff check .
+	@mkdir -p $(VENV)/typecheck && ln -sfn $(CURDIR) $(VENV)/typecheck/memhub
+	cd $(VENV)/typecheck && $(abspath $(VENV))/bin/mypy --config-file $(CURDIR)/pyproject.toml -p memhub
 
 lock:  ## regenerate constraints.txt from the verified environment
 	$(PY) -m pip freeze --exclude-editable | grep -v '^memhub' > constraints.txt

@@ -24,7 +24,7 @@ from .admin import routes as admin_routes
 from .config import Settings
 from .embedding.embedder import SHUTDOWN_LOAD_WAIT, Embedder
 from .errors import MemhubError
-from .gateway import artifact_route, metrics_route
+from .gateway import artifact_route, github_webhook, metrics_route
 from .gateway.access_log import AccessLog
 from .gateway.body_limit import BodyLimit, mcp_body_limit, raise_mcp_transport_limit
 from .gateway.host_check import HostCheck
@@ -33,18 +33,18 @@ from .gateway.mcp_request import JsonRpcPrecheck, NormaliseMcpRequest
 from .gateway.query_prefetch import QueryPrefetch
 from .gateway.rate_limit import FailedLookupLimiter
 from .gateway.token_gate import TokenGate, token_shape_check
-from .github import webhook as github_webhook
+from .github.client import GitHubClient
 from .logs import configure_logging
 from .metrics import Metrics
 from .oauth import routes as oauth_routes
 from .runtime import Runtime, run_until_shutdown
 from .storage import expiry, retention
-from .storage.postgres import lexicon
 from .storage.postgres.backend import PostgresBackend
 from .storage.postgres.database_url import DATABASE_URL_REMEDY, check_database_url, direct_dsn
 from .storage.postgres.embedded import EmbeddedPostgres, keep_alive
-from .storage.postgres.embedding_queue import EmbeddingWorker
 from .storage.postgres.migrate import apply_migrations
+from .storage.postgres.retrieval import lexicon
+from .storage.postgres.retrieval.embedding_queue import EmbeddingWorker
 from .storage.postgres.scope import bind_caller
 from .storage.principal import Principal
 from .tools.server import build_mcp
@@ -83,7 +83,8 @@ def admin_url(settings: Settings) -> str:
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     # One metrics registry per app: several apps in one process (tests) never collide.
-    rt = Runtime(settings=settings, version=version(), metrics=Metrics())
+    rt = Runtime(settings=settings, version=version(), metrics=Metrics(),
+                 github_factory=lambda: GitHubClient(settings))
     mcp_app = build_mcp(rt).http_app(
         path="/mcp",
         stateless_http=True,
@@ -98,7 +99,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         async with AsyncExitStack() as stack:
             dsn = await _database(settings, stack)
             await asyncio.to_thread(apply_migrations, direct_dsn(settings) or dsn)
-            backend = PostgresBackend(settings, dsn)
+            # Made before the backend, which embeds queries with it; it loads in the background
+            # (_start_embeddings): until then searches are lexical.
+            embedder = Embedder(settings)
+            backend = PostgresBackend(settings, dsn, embedder=embedder)
             logger.info("database", extra={"pooler": "transaction" if backend.pooled else "none",
                                            "listen": backend.listen_dsn is not None})
             await backend.open()
@@ -110,7 +114,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             # The operator already knows MCP_AUTH_TOKEN; only generated tokens are shown.
             announce_tokens({s: t for s, t in created.items() if not (s == "web" and web)},
                             admin_url(settings))
-            await _start_embeddings(rt, backend, stack)
+            await _start_embeddings(rt, backend, embedder, stack)
             run_until_shutdown(stack, expiry.sweep_forever(
                 backend, settings.expiry_sweep_seconds, rt.metrics.job_recorder("expiry_sweep")),
                 "memhub-expiry-sweep")
@@ -147,7 +151,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return JSONResponse({"status": "ok", "db": "ok"})
 
     admin = admin_routes.install(app, rt)
-    oauth = oauth_routes.install(app, rt, admin)  # before the MCP app's catch-all mount
+    oauth = oauth_routes.install(app, rt, admin.operator)  # before the MCP app's catch-all mount
     artifact_route.install(app, rt)
     metrics_route.install(app, rt)
     github_webhook.install(app, rt)
@@ -197,18 +201,17 @@ async def _database(settings: Settings, stack: AsyncExitStack) -> str:
     return dsn
 
 
-async def _start_embeddings(rt: Runtime, backend: PostgresBackend, stack: AsyncExitStack) -> None:
+async def _start_embeddings(rt: Runtime, backend: PostgresBackend, embedder: Embedder,
+                            stack: AsyncExitStack) -> None:
     """Load the model in the background (searches degrade to lexical until it is ready) and
     run the worker that drains the embedding queue."""
     settings = rt.settings
-    embedder = Embedder(settings)
     embedder.start()
     # Shutting down waits (bounded) for a load still in progress: a process that exits while
     # onnxruntime builds a session in the loader thread aborts (std::terminate, exit 134)
     # instead of exiting cleanly. Registered first, so it runs after the worker has stopped.
     stack.push_async_callback(asyncio.to_thread, embedder.wait, SHUTDOWN_LOAD_WAIT)
     rt.embedder = embedder
-    backend.embedder = embedder  # the search path embeds queries with it
     if not settings.embed_worker:
         return
     worker = EmbeddingWorker(backend, embedder, batch=settings.embed_batch_size,

@@ -95,8 +95,8 @@ class Settings(BaseSettings):
     query_prefetch: bool = True
     embed_batch_size: int = Field(default=32, ge=1)
     # How far the embedding queue may fall behind before write acknowledgements wait for it
-    # (storage/postgres/embedding_queue.py, Pacing); 0, the default: never. Off by default: a
-    # bulk import or a flood from one client would make every other client's writes wait.
+    # (storage/postgres/retrieval/embedding_queue.py, Pacing); 0, the default: never. Off by
+    # default: a bulk import or a flood from one client would make every other client's writes wait.
     embed_max_lag_seconds: float = Field(default=0.0, ge=0, le=60)
     # ONNX threads for the model; by default half the cores, so embedding never starves the
     # request path of CPU on a small machine.

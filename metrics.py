@@ -29,7 +29,7 @@ from .errors import Internal, MemhubError
 
 if TYPE_CHECKING:
     from .storage.base import StorageBackend
-    from .storage.postgres.embedding_queue import EmbeddingWorker
+    from .storage.postgres.retrieval.embedding_queue import EmbeddingWorker
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .embedding.embedder import Embedder
     from .github.client import GitHubClient
     from .storage.base import StorageBackend
-    from .storage.postgres.embedding_queue import EmbeddingWorker
+    from .storage.postgres.retrieval.embedding_queue import EmbeddingWorker
 
 
 @dataclass
@@ -36,14 +36,19 @@ class Runtime:
     embedding_worker: EmbeddingWorker | None = None
     # This app's own registry (memhub/metrics.py): never the process-wide default.
     metrics: Metrics = field(default_factory=Metrics)
-    # Made on first use (tools/coordination.py, github/webhook.py): its ETags and rate-limit
-    # state last as long as the process.
+    # Makes the GitHub client (app.py passes it, so the runtime imports no client); None in a
+    # Runtime built without one (a test listing the tools), where GitHub is UNAVAILABLE.
+    github_factory: Callable[[], GitHubClient] | None = None
+    # Made on first use (usecases/reconcile.py): its ETags and rate-limit state last as long as
+    # the process.
     _github: GitHubClient | None = None
 
     def github(self) -> GitHubClient:
+        """The process's GitHub client; UNAVAILABLE when this Runtime was given none."""
         if self._github is None:
-            from .github.client import GitHubClient
-            self._github = GitHubClient(self.settings)
+            if self.github_factory is None:
+                raise Unavailable("this process has no GitHub client")
+            self._github = self.github_factory()
         return self._github
 
     async def close_github(self) -> None:

@@ -14,8 +14,12 @@ from tqdm import tqdm
 
 from ..embedding.embedder import Embedder
 from ..errors import Unavailable
-from ..storage.postgres.embedding_queue import enqueue_missing, process_batch, queue_counts
 from ..storage.postgres.queries import q
+from ..storage.postgres.retrieval.embedding_queue import (
+    enqueue_missing,
+    process_batch,
+    queue_counts,
+)
 
 MODEL_LOAD_WAIT = 300.0  # seconds; a cold load takes a few
 
@@ -41,7 +45,7 @@ async def backfill(backend, embedder: Embedder, *, batch: int = 64, max_attempts
             if counts["claimed"] == 0:
                 break
             for key in ("embedded", "skipped", "failed", "dead"):
-                report[key] += counts[key]
+                report[key] += int(counts[key])
             bar.update(counts["claimed"])
     report["pending_after"] = (await queue_counts(backend))["pending"]
     return report

@@ -37,7 +37,7 @@ def stacked_bars(days: list[str], series: dict[str, list[int]], *, width: int = 
     ]
     surfaces = sorted(series)
     for i, day in enumerate(days):
-        y = top + plot_h
+        y = float(top + plot_h)
         x = left + i * slot + (slot - bar_w) / 2
         for n, surface in enumerate(surfaces):
             value = series[surface][i]

@@ -16,7 +16,7 @@ from typing import Any
 from tqdm import tqdm
 
 from ..errors import Conflict, InvalidInput
-from ..storage.postgres.transfer import export_namespace
+from ..storage.postgres.operator.transfer import export_namespace
 from ..storage.principal import NAMESPACE_RE
 
 

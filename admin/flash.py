@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..storage.admin import AdminBackend
-from .sessions import COOKIE_PATH, MAX_COOKIE_CHARS, is_https
+from ..web.sessions import COOKIE_PATH, MAX_COOKIE_CHARS, is_https
 
 FLASH_COOKIE = "memhub_admin_flash"
 FLASH_SALT = "memhub.admin.flash"

@@ -5,18 +5,18 @@ A backlog larger than one run's batch is worked through run after run. `--dry-ru
 what would go and removes nothing. When another process is collecting right now, nothing is
 done (exit 1, CONFLICT). A real run is audited as "cli:<os user>".
 
-admin/cli.py registers it with `add_commands`, handing over its runner and output helpers.
+admin/cli.py registers it with `add_commands`; it runs as every command does (admin/cli_support.py).
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from typing import Any
 
 from ..config import Settings
 from ..storage.admin import Actor
 from ..storage.retention import RetentionPolicy
+from .cli_support import cli_actor, emit, fail, run_store
 
 MAX_RUNS = 1000  # batches per command: 10 million rows of each kind
 
@@ -50,23 +50,22 @@ def describe(report: dict[str, Any]) -> str:
     return f"{verb}: {listed}" + ("; more remains, run again" if report["more"] else "")
 
 
-def add_commands(sub, common: argparse.ArgumentParser, *, run_store: Callable[..., int],
-                 emit: Callable[..., None], fail: Callable[..., int],
-                 actor: Callable[[], Actor]) -> None:
-    def cmd_gc(args, settings: Settings) -> int:
-        async def fn(backend) -> dict[str, Any]:
-            return await run(backend, RetentionPolicy.from_settings(settings),
-                             dry_run=args.dry_run, actor=actor())
+def cmd_gc(args: argparse.Namespace, settings: Settings) -> int:
+    async def fn(backend) -> dict[str, Any]:
+        return await run(backend, RetentionPolicy.from_settings(settings),
+                         dry_run=args.dry_run, actor=cli_actor())
 
-        def render(report: dict[str, Any]) -> int | None:
-            if not report["ran"]:
-                return fail(args, "another garbage collection is running; nothing was done "
-                                  "(try again once it is over)", "CONFLICT")
-            emit(args, report, describe(report))
-            return None
+    def render(report: dict[str, Any]) -> int | None:
+        if not report["ran"]:
+            return fail(args, "another garbage collection is running; nothing was done "
+                              "(try again once it is over)", "CONFLICT")
+        emit(args, report, describe(report))
+        return None
 
-        return run_store(args, settings, fn, render)
+    return run_store(args, settings, fn, render)
 
+
+def add_commands(sub, common: argparse.ArgumentParser) -> None:
     gc = sub.add_parser("gc", parents=[common],
                         help="remove spent idempotency answers, dead jobs, unreferenced "
                              "artifact bytes and expired admin rows now")

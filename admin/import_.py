@@ -3,7 +3,7 @@
 Two passes over the file, each with a progress bar on a terminal: the first checks it whole
 (storage/transfer_format.scan: a version this memhub reads, nothing cut short or changed)
 without touching the database; the second writes it in one transaction
-(storage/postgres/restore.py: what is kept, what is refused, why the owner connection).
+(storage/postgres/operator/restore.py: what is kept, what is refused, why the owner connection).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from tqdm import tqdm
 
 from ..config import Settings
 from ..errors import InvalidInput, NotFound
-from ..storage.postgres.restore import import_file
+from ..storage.postgres.operator.restore import import_file
 from ..storage.principal import NAMESPACE_RE
 from ..storage.transfer_format import scan
 

@@ -179,9 +179,9 @@ def parse(text: str, source: str) -> list[Note]:
             continue
         content = "\n".join(line for _, line in body).strip()
         if content:
-            first = next(n for n, line in body if line.strip())
+            first_line = next(n for n, line in body if line.strip())
             kind, why = guess_kind(section, content)
-            notes.append(Note(source, first if not path else start, section, title, content,
+            notes.append(Note(source, first_line if not path else start, section, title, content,
                               kind, why))
     return notes
 

@@ -1,28 +1,25 @@
 """`memhub-admin purge KIND ID --reason TEXT [--yes]`: remove a memory, handoff, session,
-artifact or namespace for good (migration 0023, storage/postgres/purge.py).
+artifact or namespace for good (migration 0023, storage/postgres/operator/purge.py).
 
 The one destructive path, and only here: no MCP tool reaches it. It asks first (unless
 `--yes`; without a terminal it refuses), needs a reason, leaves a tombstone and an audit row
 (who, when, what, why; never the removed text), then vacuums and re-analyzes the tables it
 touched so the removed rows leave their pages and the planner's sampled statistics at once.
 
-admin/cli.py registers it with `add_commands`, handing over its runner and output helpers.
+admin/cli.py registers it with `add_commands`; it runs as every command does (admin/cli_support.py).
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from typing import Any
 
 from ..config import Settings
 from ..errors import InvalidInput
-from ..storage.admin import Actor
 from ..storage.postgres.database_url import direct_dsn
-from ..storage.postgres.purge import PostgresPurge
+from ..storage.postgres.operator.purge import PostgresPurge
 from ..storage.purge import KINDS, PurgeTarget, check_reason, check_target
-
-EXIT_USAGE = 2
+from .cli_support import EXIT_USAGE, cli_actor, emit, fail, needs_confirmation, run_store
 
 WHAT_GOES = {
     "memory": "every revision, its vector and queued jobs, its corroborations, the stored "
@@ -67,30 +64,28 @@ def describe(answer: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def add_commands(sub, common: argparse.ArgumentParser, *, run_store: Callable[..., int],
-                 emit: Callable[..., None], fail: Callable[..., int],
-                 needs_confirmation: Callable[..., int | None],
-                 actor: Callable[[], Actor]) -> None:
-    def cmd_purge(args, settings: Settings) -> int:
-        try:
-            what = check_target(args.kind, args.id, args.namespace)
-            reason = check_reason(args.reason)
-        except InvalidInput as err:
-            return fail(args, err.message, err.code, EXIT_USAGE)
-        stop = needs_confirmation(args, question(what))
-        if stop is not None:
-            return stop
+def cmd_purge(args: argparse.Namespace, settings: Settings) -> int:
+    try:
+        what = check_target(args.kind, args.id, args.namespace)
+        reason = check_reason(args.reason)
+    except InvalidInput as err:
+        return fail(args, err.message, err.code, EXIT_USAGE)
+    stop = needs_confirmation(args, question(what))
+    if stop is not None:
+        return stop
 
-        async def fn(backend) -> dict[str, Any]:
-            # The owner's connection, not the pool's (memhub_app may not purge); behind a
-            # transaction pooler, the direct URL when there is one.
-            purger = PostgresPurge(direct_dsn(settings) or backend.dsn)
-            answer = await purger.purge(what, reason=reason, actor=actor())
-            answer["not_reclaimed"] = await purger.reclaim(answer["tables"])
-            return answer
+    async def fn(backend) -> dict[str, Any]:
+        # The owner's connection, not the pool's (memhub_app may not purge); behind a
+        # transaction pooler, the direct URL when there is one.
+        purger = PostgresPurge(direct_dsn(settings) or backend.dsn)
+        answer = await purger.purge(what, reason=reason, actor=cli_actor())
+        answer["not_reclaimed"] = await purger.reclaim(answer["tables"])
+        return answer
 
-        return run_store(args, settings, fn, lambda answer: emit(args, answer, describe(answer)))
+    return run_store(args, settings, fn, lambda answer: emit(args, answer, describe(answer)))
 
+
+def add_commands(sub, common: argparse.ArgumentParser) -> None:
     purge = sub.add_parser(
         "purge", parents=[common],
         help="remove a memory, handoff, session, artifact or namespace for good (asks first, "

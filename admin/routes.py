@@ -1,166 +1,66 @@
 """The /admin dashboard: password login, one card per surface with ready-to-paste configs,
-rotate / revoke / create tokens, an overview, and the audit trail.
+rotate / revoke / create tokens, an overview, the audit trail, and revoking an OAuth connection.
 
-Server-rendered (jinja2), no CDN, works without JavaScript. Every state-changing request passes
-the CSRF checks in `admin/csrf.py`; every page is `no-store` and framed by nobody.
+Server-rendered (jinja2), no CDN, works without JavaScript. The login, the session and the
+checks every state-changing request passes (CSRF: `web/csrf.py`) are `web/operator.py`'s,
+shared with the OAuth consent pages; every page is `no-store` and framed by nobody
+(`web/pages.py`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import logging
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
-import jinja2
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
-from ..admin import chart, configs
 from ..config import SURFACES
 from ..errors import MemhubError
 from ..runtime import Runtime
-from ..storage.admin import Actor
-from .csrf import origin_problem, token_problem
+from ..storage.oauth import REVOKED_BY_OPERATOR
+from ..web.forms import namespaces_chosen
+from ..web.operator import Operator, Refused
+from ..web.pages import Pages, redirect
+from ..web.sessions import Session, SessionManager, new_session, session_hash
+from . import chart, configs
 from .flash import FlashBox
-from .forms import namespaces_chosen, read_form
-from .sessions import (
-    SECRET_NAME,
-    Session,
-    SessionManager,
-    new_session,
-    secret_from_setting,
-    session_hash,
-)
 
 logger = logging.getLogger(__name__)
 
 HERE = Path(__file__).resolve().parent
-MAX_PASSWORD_CHARS = 1024
-MAX_FORM_BYTES = 16 * 1024  # every dashboard form is a few hundred bytes
-ADMIN_ACTOR = "admin"
 NOTICES = {
     "revoked": "Token revoked. Clients using it are refused from now on.",
     "logged-out": "Logged out.",
 }
-SECURITY_HEADERS = {
-    "Cache-Control": "no-store",
-    "Content-Security-Policy": (
-        "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; "
-        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-    ),
-    "X-Frame-Options": "DENY",
-    "X-Content-Type-Options": "nosniff",
-    # Not "no-referrer": with it Chromium sends `Origin: null` on form posts, and the CSRF
-    # Origin check would refuse the dashboard's own forms.
-    "Referrer-Policy": "same-origin",
-}
-
-_env = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(HERE / "templates"),
-    autoescape=True,
-    undefined=jinja2.StrictUndefined,
-)
-
-
-def _hash(value: str) -> bytes:
-    return hashlib.sha256(value.encode("utf-8")).digest()
-
-
-def password_matches(given: str, expected: str) -> bool:
-    # Equal-length digests compared in constant time: neither the length nor a common prefix
-    # of the real password leaks through timing.
-    return hmac.compare_digest(_hash(given), _hash(expected))
-
-
-def client_address(request: Request) -> str:
-    # uvicorn replaced the peer with X-Forwarded-For only when the peer is one of
-    # MEMHUB_TRUSTED_PROXIES (app.proxy_options); nobody else can choose the address that
-    # the login backoff counts and the audit records.
-    return request.client.host if request.client else "unknown"
 
 
 class Admin:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
         self.settings = rt.settings
-        self._manager: SessionManager | None = None
+        self.operator = Operator(rt)
+        self.pages = Pages(HERE / "templates")
         self._flash: FlashBox | None = None
 
-    # --- plumbing -------------------------------------------------------------------------
-    async def manager(self) -> SessionManager:
-        if self._manager is None:
-            if self.settings.session_secret is not None:
-                secret = secret_from_setting(self.settings.session_secret.get_secret_value())
-            else:
-                secret = await self.rt.storage().admin_secret(SECRET_NAME)
-            self._manager = SessionManager(secret, self.settings.admin_session_ttl_seconds)
-            self._flash = FlashBox(secret)
-        return self._manager
-
     async def flash_box(self) -> FlashBox:
-        await self.manager()
-        assert self._flash is not None
+        if self._flash is None:
+            self._flash = FlashBox(await self.operator.secret())
         return self._flash
-
-    async def session(self, manager: SessionManager, request: Request) -> Session | None:
-        """The request's session (SessionManager.load), unless it is a logged-in one that was
-        ended by logging out: a copy of that cookie is signed and unexpired, but dead."""
-        session = manager.load(request)
-        if session is not None and session.authed and \
-                await self.rt.storage().admin_session_ended(session_hash(session)):
-            return None
-        return session
-
-    def page(self, template: str, status: int = 200, headers: dict[str, str] | None = None,
-             **context: Any) -> HTMLResponse:
-        body = _env.get_template(template).render(**context)
-        merged = {**SECURITY_HEADERS, **(headers or {})}
-        return HTMLResponse(body, status_code=status, headers=merged)
-
-    def redirect(self, url: str) -> RedirectResponse:
-        return RedirectResponse(url, status_code=303, headers=SECURITY_HEADERS)
-
-    def error(self, status: int, title: str, message: str, headers=None) -> HTMLResponse:
-        return self.page("error.html", status, headers, title=title, message=message)
-
-    def actor(self, request: Request) -> Actor:
-        return Actor(ADMIN_ACTOR, client_address(request))
 
     def mcp_url(self, request: Request) -> str:
         base = self.settings.public_url or str(request.base_url)
         return base.rstrip("/") + "/mcp"
 
-    async def guarded_post(self, request: Request) -> tuple[Session | None, dict, Response | None]:
-        """Session, form and, when the request must stop here, the response that stops it."""
-        problem = origin_problem(request, self.settings.public_url)
-        if problem:
-            logger.warning("admin request refused", extra={"reason": problem})
-            return None, {}, self.error(403, "Refused", f"Cross-site request refused: {problem}.")
-        manager = await self.manager()
-        session = await self.session(manager, request)
-        declared = request.headers.get("content-length", "")
-        if not declared.isdigit() or int(declared) > MAX_FORM_BYTES:
-            return session, {}, self.error(
-                413, "Too large", f"Form bodies are limited to {MAX_FORM_BYTES} bytes."
-            )
-        form = await read_form(request)
-        problem = token_problem(manager, session, form.get("csrf"))
-        if problem:
-            logger.warning("admin request refused", extra={"reason": problem})
-            return session, form, self.error(
-                403, "Refused", f"The form was refused ({problem}). Reload the page and retry."
-            )
-        return session, form, None
-
-    # --- pages ----------------------------------------------------------------------------
+    # --- logging in and out ---------------------------------------------------------------
     async def login_page(self, request: Request) -> Response:
-        manager = await self.manager()
-        session = await self.session(manager, request)
+        manager = await self.operator.manager()
+        session = await self.operator.session(request)
         if session is not None and session.authed:
-            return self.redirect("/admin")
+            return redirect("/admin")
         session = session or new_session(authed=False)
         notice = NOTICES.get(request.query_params.get("notice", ""))
         response = self.login_form(manager, session, notice=notice)
@@ -169,8 +69,8 @@ class Admin:
 
     def login_form(self, manager: SessionManager, session: Session, *, status: int = 200,
                    error: str | None = None, notice: str | None = None,
-                   headers: dict[str, str] | None = None) -> HTMLResponse:
-        return self.page(
+                   headers: dict[str, str] | None = None) -> Response:
+        return self.pages.page(
             "login.html",
             status,
             headers,
@@ -181,60 +81,44 @@ class Admin:
         )
 
     async def login(self, request: Request) -> Response:
-        manager = await self.manager()
-        storage = self.rt.storage()
-        actor = self.actor(request)
-        source = actor.source or "unknown"
-        if self.settings.admin_password is None:
-            # Refused whatever the form holds; nothing changes but the audit line.
-            await storage.audit(actor, "login.failure", detail={"reason": "password_unset"})
-            return self.login_form(manager, new_session(authed=False), status=403)
-        session, form, stop = await self.guarded_post(request)
-        if stop:
-            return stop
-        # Counted before the password is checked, atomically: simultaneous guesses from one
-        # address get no more evaluations than sequential ones.
-        attempt = await storage.reserve_login_attempt(source)
-        if attempt.retry_after:
-            retry_after = attempt.retry_after
-            await storage.audit(actor, "login.failure", detail={"reason": "throttled"})
+        outcome = await self.operator.log_in(request)
+        if isinstance(outcome, Session):
+            return await self.operator.admit(request, outcome, "/admin")
+        if not isinstance(outcome, Refused):
+            return outcome
+        manager = await self.operator.manager()
+        if outcome.reason == "throttled":
+            wait = outcome.retry_after
             return self.login_form(
-                manager, session, status=429, headers={"Retry-After": str(retry_after)},
-                error=f"Too many failed logins from your address. Try again in {retry_after} s.",
+                manager, outcome.session, status=outcome.status,
+                headers={"Retry-After": str(wait)},
+                error=f"Too many failed logins from your address. Try again in {wait} s.",
             )
-        given = form.get("password", "")[:MAX_PASSWORD_CHARS]
-        if not password_matches(given, self.settings.admin_password.get_secret_value()):
-            await storage.audit(
-                actor, "login.failure",
-                detail={"reason": "bad_password", "locked_seconds": attempt.lock_seconds},
-            )
-            return self.login_form(manager, session, status=401, error="Wrong password.")
-        await storage.clear_login_failures(source)
-        await storage.audit(actor, "login.success")
-        response = self.redirect("/admin")
-        manager.issue(response, request, new_session(authed=True))
-        return response
+        error = "Wrong password." if outcome.reason == "bad_password" else None
+        return self.login_form(manager, outcome.session, status=outcome.status, error=error)
 
     async def logout(self, request: Request) -> Response:
-        session, _, stop = await self.guarded_post(request)
-        if stop:
-            return stop
-        manager = await self.manager()
-        if session is not None and session.authed:
+        posted = await self.operator.guarded_post(request)
+        if isinstance(posted, Response):
+            return posted
+        session, _ = posted
+        manager = await self.operator.manager()
+        if session.authed:
             await self.rt.storage().end_admin_session(session_hash(session), manager.ttl)
-            await self.rt.storage().audit(self.actor(request), "logout")
-        response = self.redirect("/admin/login?notice=logged-out")
+            await self.rt.storage().audit(self.operator.actor(request), "logout")
+        response = redirect("/admin/login?notice=logged-out")
         manager.clear(response, request)
         return response
 
+    # --- the dashboard --------------------------------------------------------------------
     async def dashboard(self, request: Request, *, status: int = 200, show_flash: bool = False,
                         error: str | None = None) -> Response:
         """The dashboard; with `show_flash` (its GET) it also shows, once, the token that the
         redirected rotate / create just issued (admin/flash.py)."""
-        manager = await self.manager()
-        session = await self.session(manager, request)
+        manager = await self.operator.manager()
+        session = await self.operator.session(request)
         if session is None or not session.authed:
-            return self.redirect("/admin/login")
+            return redirect("/admin/login")
         box = await self.flash_box()
         flashed = show_flash and box.present(request)
         fresh = (await box.take(self.rt.storage(), request, session_hash(session))
@@ -248,7 +132,7 @@ class Admin:
                         detail: dict[str, Any]) -> Response:
         """303 to /admin, which shows `token` once: POST-redirect-GET, so a reload of the page
         never repeats the action. `detail` says where to show it; it must hold no secret."""
-        response = self.redirect("/admin")
+        response = redirect("/admin")
         box = await self.flash_box()
         await box.stash(self.rt.storage(), request, response, session_hash(session), token,
                         detail)
@@ -278,7 +162,7 @@ class Admin:
                 "snippets": configs.snippets(surface, mcp_url, shown),
             })
         extra_fresh = fresh if fresh and not fresh.get("surface_card") else None
-        return self.page(
+        return self.pages.page(
             "dashboard.html",
             status,
             csrf=manager.csrf_token(session),
@@ -300,20 +184,14 @@ class Admin:
             error=error,
         )
 
-    async def authed_post(self, request: Request) -> tuple[Session, dict, Response | None]:
-        session, form, stop = await self.guarded_post(request)
-        if stop:
-            return session, form, stop
-        if session is None or not session.authed:
-            return session, form, self.redirect("/admin/login")
-        return session, form, None
-
+    # --- actions: each a POST from a logged-in session, answered with a redirect ---------
     async def rotate(self, request: Request, surface: str) -> Response:
-        session, _, stop = await self.authed_post(request)
-        if stop:
-            return stop
+        posted = await self.operator.authed_post(request)
+        if isinstance(posted, Response):
+            return posted
+        session, _ = posted
         try:
-            row = await self.rt.storage().rotate_surface(self.actor(request), surface)
+            row = await self.rt.storage().rotate_surface(self.operator.actor(request), surface)
         except MemhubError as err:
             return await self.dashboard(request, status=err.http_status, error=err.message)
         logger.info("token rotated", extra={"surface": surface, "token_id": row["id"]})
@@ -321,23 +199,24 @@ class Admin:
         return await self.show_once(request, session, token, {"surface_card": surface, "row": row})
 
     async def revoke(self, request: Request, token_id: int) -> Response:
-        _, _, stop = await self.authed_post(request)
-        if stop:
-            return stop
+        posted = await self.operator.authed_post(request)
+        if isinstance(posted, Response):
+            return posted
         try:
-            row = await self.rt.storage().revoke_token(self.actor(request), token_id)
+            row = await self.rt.storage().revoke_token(self.operator.actor(request), token_id)
         except MemhubError as err:
             return await self.dashboard(request, status=err.http_status, error=err.message)
         logger.info("token revoked", extra={"token_id": row["id"]})
-        return self.redirect("/admin?notice=revoked")
+        return redirect("/admin?notice=revoked")
 
     async def create(self, request: Request) -> Response:
-        session, form, stop = await self.authed_post(request)
-        if stop:
-            return stop
+        posted = await self.operator.authed_post(request)
+        if isinstance(posted, Response):
+            return posted
+        session, form = posted
         try:
             row = await self.rt.storage().create_token(
-                self.actor(request),
+                self.operator.actor(request),
                 surface=form.get("surface", "").strip(),
                 namespaces=namespaces_chosen(form),
                 read_only=form.get("access") == "read",
@@ -350,17 +229,29 @@ class Admin:
         token = row.pop("token")
         return await self.show_once(request, session, token, {"row": row})
 
+    async def revoke_grant(self, request: Request, grant_id: int) -> Response:
+        """Revoke on an OAuth connection: the grant and every token it issued stop at once."""
+        posted = await self.operator.authed_post(request)
+        if isinstance(posted, Response):
+            return posted
+        if not await self.rt.storage().revoke_oauth_grant(self.operator.actor(request), grant_id,
+                                                          REVOKED_BY_OPERATOR):
+            return await self.dashboard(request, status=409,
+                                        error=f"OAuth grant {grant_id} is not active.")
+        return redirect("/admin?notice=revoked")
+
 
 def install(app: FastAPI, rt: Runtime) -> Admin:
     admin = Admin(rt)
 
-    async def handle(coro) -> Response:
+    async def handle(coro: Awaitable[Response]) -> Response:
         try:
             return await coro
         except MemhubError as err:
             # The store is down or refused: say so on a page, never a traceback.
             logger.warning("admin page failed", extra={"code": err.code})
-            return admin.error(err.http_status, "Unavailable", f"{err.message}. {err.remedy}")
+            return admin.pages.error(err.http_status, "Unavailable",
+                                     f"{err.message}. {err.remedy}")
 
     async def dashboard(request: Request):
         return await handle(admin.dashboard(request, show_flash=True))
@@ -383,6 +274,9 @@ def install(app: FastAPI, rt: Runtime) -> Admin:
     async def create(request: Request):
         return await handle(admin.create(request))
 
+    async def revoke_grant(request: Request, grant_id: int):
+        return await handle(admin.revoke_grant(request, grant_id))
+
     app.add_api_route("/admin", dashboard, methods=["GET"], include_in_schema=False)
     app.add_api_route("/admin/", dashboard, methods=["GET"], include_in_schema=False)
     app.add_api_route("/admin/login", login_page, methods=["GET"], include_in_schema=False)
@@ -395,5 +289,7 @@ def install(app: FastAPI, rt: Runtime) -> Admin:
     app.add_api_route(
         "/admin/tokens/{token_id}/revoke", revoke, methods=["POST"], include_in_schema=False
     )
+    app.add_api_route("/admin/oauth/grants/{grant_id}/revoke", revoke_grant, methods=["POST"],
+                      include_in_schema=False)
     app.mount("/admin/static", StaticFiles(directory=HERE / "static"), name="admin-static")
     return admin

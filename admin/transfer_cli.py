@@ -1,7 +1,7 @@
 """The `export` and `import` commands of memhub-admin: their arguments, and how each runs.
 
-admin/cli.py registers them with `add_commands`, handing over its own runner and output
-helpers (run_store: the database found as the server finds it, migrations checked, errors
+admin/cli.py registers them with `add_commands`; they run as every command does
+(admin/cli_support.py: the database found as the server finds it, migrations checked, errors
 rendered with their code and remedy).
 """
 
@@ -9,70 +9,72 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
 from ..config import Settings
 from ..errors import MemhubError
 from . import export, import_, markdown_import
+from .cli_support import EXIT_ERROR, EXIT_OK, EXIT_USAGE, emit, fail, run_store
 
 
-def add_commands(sub, common: argparse.ArgumentParser, *, run_store: Callable[..., int],
-                 emit: Callable[..., None], fail: Callable[..., int]) -> None:
-    def cmd_export(args, settings: Settings) -> int:
-        async def fn(backend) -> dict[str, Any]:
-            return await export.run(backend.dsn, args.namespace, args.out, force=args.force,
-                                    progress=sys.stderr.isatty())
+def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
+    async def fn(backend) -> dict[str, Any]:
+        return await export.run(backend.dsn, args.namespace, args.out, force=args.force,
+                                progress=sys.stderr.isatty())
 
-        def render(report: dict[str, Any]) -> None:
-            if report["file"] == "-":  # stdout holds the file: the summary goes elsewhere
-                print(export.describe(report), file=sys.stderr)
-            else:
-                emit(args, report, export.describe(report))
+    def render(report: dict[str, Any]) -> None:
+        if report["file"] == "-":  # stdout holds the file: the summary goes elsewhere
+            print(export.describe(report), file=sys.stderr)
+        else:
+            emit(args, report, export.describe(report))
 
-        return run_store(args, settings, fn, render)
+    return run_store(args, settings, fn, render)
 
-    def cmd_import(args, settings: Settings) -> int:
-        if args.markdown:
-            return _import_markdown(args, settings)
-        if args.dry_run:
-            return fail(args, "--dry-run goes with --markdown", "INVALID_INPUT", 2)
-        if len(args.files) != 1:
-            return fail(args, "import restores one export file at a time (or pass "
-                              "--markdown for notes)", "INVALID_INPUT", 2)
 
-        async def fn(backend) -> dict[str, Any]:
-            return await import_.run(backend.dsn, settings, args.files[0],
-                                     namespace=args.namespace, progress=sys.stderr.isatty())
+def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
+    if args.markdown:
+        return _import_markdown(args, settings)
+    if args.dry_run:
+        return fail(args, "--dry-run goes with --markdown", "INVALID_INPUT", EXIT_USAGE)
+    if len(args.files) != 1:
+        return fail(args, "import restores one export file at a time (or pass "
+                          "--markdown for notes)", "INVALID_INPUT", EXIT_USAGE)
 
-        return run_store(args, settings, fn,
-                         lambda report: emit(args, report, import_.describe(report)))
+    async def fn(backend) -> dict[str, Any]:
+        return await import_.run(backend.dsn, settings, args.files[0],
+                                 namespace=args.namespace, progress=sys.stderr.isatty())
 
-    def _import_markdown(args, settings: Settings) -> int:
-        if not args.namespace:
-            return fail(args, "--markdown needs --namespace NS (the namespace to seed)",
-                        "INVALID_INPUT", 2)
-        try:
-            notes = markdown_import.read_notes(args.files)
-        except MemhubError as err:
-            return fail(args, f"{err.message} ({err.remedy})", err.code)
-        except OSError as err:
-            return fail(args, f"cannot read {err.filename}: {err.strerror}")
-        if args.dry_run:
-            rows = [{**asdict(n), "outcome": "would write"} for n in notes]
-            emit(args, rows, markdown_import.describe(rows, dry_run=True))
-            return 0
+    return run_store(args, settings, fn,
+                     lambda report: emit(args, report, import_.describe(report)))
 
-        async def fn(backend) -> list[dict[str, Any]]:
-            return await markdown_import.run(backend, args.namespace, notes)
 
-        def render(rows: list[dict[str, Any]]) -> int | None:
-            emit(args, rows, markdown_import.describe(rows, dry_run=False))
-            return 1 if any(r["outcome"] == "refused" for r in rows) else None
+def _import_markdown(args: argparse.Namespace, settings: Settings) -> int:
+    if not args.namespace:
+        return fail(args, "--markdown needs --namespace NS (the namespace to seed)",
+                    "INVALID_INPUT", EXIT_USAGE)
+    try:
+        notes = markdown_import.read_notes(args.files)
+    except MemhubError as err:
+        return fail(args, f"{err.message} ({err.remedy})", err.code)
+    except OSError as err:
+        return fail(args, f"cannot read {err.filename}: {err.strerror}")
+    if args.dry_run:
+        rows = [{**asdict(n), "outcome": "would write"} for n in notes]
+        emit(args, rows, markdown_import.describe(rows, dry_run=True))
+        return EXIT_OK
 
-        return run_store(args, settings, fn, render)
+    async def fn(backend) -> list[dict[str, Any]]:
+        return await markdown_import.run(backend, args.namespace, notes)
 
+    def render(rows: list[dict[str, Any]]) -> int | None:
+        emit(args, rows, markdown_import.describe(rows, dry_run=False))
+        return EXIT_ERROR if any(r["outcome"] == "refused" for r in rows) else None
+
+    return run_store(args, settings, fn, render)
+
+
+def add_commands(sub, common: argparse.ArgumentParser) -> None:
     exp = sub.add_parser("export", parents=[common],
                          help="write one namespace to a portable file (JSON Lines)")
     exp.add_argument("namespace")

@@ -168,7 +168,7 @@ async def mcp_client(base_url: str, token: str = TOKEN):
 
 async def wait_embedded(client, timeout: float = 3600.0, progress=None) -> float:
     """Wait until the embedding queue is empty and no namespace's word statistics are due for a
-    recount (storage/postgres/lexicon.py); return the seconds waited."""
+    recount (storage/postgres/retrieval/lexicon.py); return the seconds waited."""
     started = time.monotonic()
     while True:
         stats = (await client.call_tool("stats", {})).structured_content

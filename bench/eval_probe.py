@@ -18,7 +18,7 @@ import json
 import statistics
 from pathlib import Path
 
-from bench import eval_retrieval as ev
+from bench import eval_set as ev
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,6 +1,6 @@
 """The recall evaluation: questions the corpus cannot answer, next to the answerable ones.
 
-`recall` (storage/postgres/recall.py) keeps only what the retrieval guard admits
+`recall` (storage/postgres/retrieval/recall.py) keeps only what the retrieval guard admits
 (storage/retrieval_guard.py). Two sides, each with the embedding model and without it
 (lexical only, as while the model loads or before vectors are written):
 - unanswerable questions (tests/eval/unanswerable.json, split into `tune`, which the guard's
@@ -21,7 +21,7 @@ import json
 import statistics
 from typing import Any
 
-from bench.eval_retrieval import DOCS, EVAL_DIR, EVAL_PRINCIPAL, EvalEnv, K
+from bench.eval_set import DOCS, EVAL_DIR, EVAL_PRINCIPAL, EvalEnv, K
 
 UNANSWERABLE = EVAL_DIR / "unanswerable.json"
 # 27 unanswerable questions on neighbouring topics written for bench.eval_probe, never tuned on.

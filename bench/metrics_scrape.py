@@ -6,7 +6,7 @@
 One fresh memhub (its own process on embedded PostgreSQL, bench/common.py), the embedding
 worker off so the queue stays as built. For each backlog (jobs inserted straight into
 `embedding_jobs`, all due): the queue read /metrics makes (`embedding_queue_state`, capped at
-storage/postgres/vitals.QUEUE_COUNT_CAP) timed through a PostgresBackend of this process,
+storage/postgres/operator/vitals.QUEUE_COUNT_CAP) timed through a PostgresBackend of this process,
 beside the uncapped count `stats` and backfill use (`queue_counts`) for scale; then whole
 scrapes over HTTP, served from the 5 s cache and (one per cache period) with the read.
 """
@@ -32,7 +32,7 @@ from bench.common import (
 )
 from memhub.metrics import QUEUE_CACHE_SECONDS
 from memhub.storage.postgres.backend import PostgresBackend
-from memhub.storage.postgres.embedding_queue import queue_counts
+from memhub.storage.postgres.retrieval.embedding_queue import queue_counts
 
 METRICS_TOKEN = "bench-metrics-" + "0" * 24
 

@@ -8,7 +8,7 @@ three ways to reach it from one PostgresBackend (pool 2..4): `direct` (MEMHUB_DB
 the default on a direct server), `direct, pooled mode` (MEMHUB_DB_POOLER=transaction on the
 same direct server: what memhub's own precautions cost, without a pooler) and `pgbouncer`
 (Debian's PgBouncer 1.18 in transaction mode, pool_size 2, on loopback TCP in front of the
-cluster's Unix socket; tests/support/pgbouncer.py). Each mode runs `--calls` rounds of: the
+cluster's Unix socket; bench/pgbouncer.py). Each mode runs `--calls` rounds of: the
 token gate's lookup (`authenticate`), `get_memory`, a lexical `search`, one after the other
 on one client; the first 50 rounds are not counted. Storage calls in-process, no HTTP: the
 figures are the database path alone. Written to bench/results/pooled-<date>-<commit>.json.
@@ -26,13 +26,13 @@ from pathlib import Path
 import psycopg
 
 from bench.common import default_out, machine, provenance, summary_ms, write_result
+from bench.pgbouncer import pgbouncer
 from memhub.config import Settings
 from memhub.storage.postgres.backend import PostgresBackend
 from memhub.storage.postgres.embedded import EmbeddedPostgres
 from memhub.storage.postgres.migrate import apply_migrations
-from memhub.storage.postgres.tokens import hash_token, token_prefix
+from memhub.storage.postgres.operator.tokens import hash_token, token_prefix
 from memhub.storage.principal import Principal
-from tests.support.pgbouncer import pgbouncer
 
 CALLER = Principal(token_id=1, surface="desktop-cli", namespaces=None)
 TOKEN = "mh_bench_" + "1" * 32

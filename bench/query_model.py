@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.eval_retrieval import load_set
+from bench.eval_set import load_set
 from memhub.config import Settings
 from memhub.embedding.embedder import document_text, load_model
 from memhub.embedding.quantized_model import RECIPES

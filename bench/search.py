@@ -157,7 +157,7 @@ def bulk_insert(dsn: str, start: int, stop: int, *, namespace: str = NAMESPACE,
 class _Explaining:
     """An async connection that runs EXPLAIN (ANALYZE) of each statement before the statement
     itself and adds up PostgreSQL's execution times: the lexical leg's SQL time however many
-    statements it takes (storage/postgres/lexical_leg.py)."""
+    statements it takes (storage/postgres/retrieval/lexical_leg.py)."""
 
     def __init__(self, conn: psycopg.AsyncConnection):
         self.conn, self.ms = conn, 0.0
@@ -177,9 +177,9 @@ async def sql_times(dsn: str, settings, texts: list[str], *, namespace: str = NA
     from psycopg.rows import dict_row
 
     from memhub.embedding.embedder import load_model
-    from memhub.storage.postgres.lexical_leg import lexical_leg
     from memhub.storage.postgres.queries import q
-    from memhub.storage.postgres.search import (
+    from memhub.storage.postgres.retrieval.lexical_leg import lexical_leg
+    from memhub.storage.postgres.retrieval.search import (
         LEXICAL_CANDIDATES,
         LEXICAL_MAX_NEED,
         LEXICAL_MIN_COVERAGE,

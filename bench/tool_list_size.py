@@ -23,7 +23,7 @@ import psycopg
 
 from bench.common import default_out, local_memhub, machine, provenance, write_result
 from memhub.storage.context_pack import ENCODING, count_tokens
-from memhub.storage.postgres.tokens import hash_token, token_prefix
+from memhub.storage.postgres.operator.tokens import hash_token, token_prefix
 from memhub.storage.principal import TOOL_PROFILES
 
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}

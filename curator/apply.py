@@ -176,7 +176,8 @@ async def _one(storage: StorageBackend, settings: Settings, principal: Principal
         item["status"] = "proposed"
         return
     source = [{"type": "session", "id": session_id}]
-    common = {"client_request_id": rid, "origin": "curated", "model": settings.curator_model}
+    common: dict[str, Any] = {"client_request_id": rid, "origin": "curated",
+                              "model": settings.curator_model}
     try:
         if isinstance(op, ops.Update):
             written = await storage.revise(
@@ -185,7 +186,7 @@ async def _one(storage: StorageBackend, settings: Settings, principal: Principal
         else:
             replaced = ops.targets(op)
             written = await storage.remember(
-                principal, namespace, content=op.content, kind=kind, title=op.title,
+                principal, namespace, content=op.content, kind=kind or "NOTE", title=op.title,
                 tags=op.tags or None, supersedes=replaced or None, claim=claim,
                 derived_from=source + [{"type": "memory", "id": i} for i in replaced],
                 **common)

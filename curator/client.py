@@ -50,7 +50,8 @@ def read_message(message: Any, tool_name: str) -> Reply:
     """The tool input of a Messages API message object, or why there is none."""
     if not isinstance(message, dict) or not isinstance(message.get("content"), list):
         return Reply(reason="malformed_response")
-    usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
+    raw_usage = message.get("usage")
+    usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
     stop = message.get("stop_reason")
     if stop == "max_tokens":  # a cut-off tool input is not a smaller valid one
         return Reply(reason="truncated", usage=usage)

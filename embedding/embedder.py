@@ -17,14 +17,17 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from ..config import Settings
-from .lru import LRU
+from ..lru import LRU
 from .quantized_model import quantized_copy
 from .sessions import open_session, release_freed_heap
+
+if TYPE_CHECKING:
+    from fastembed.text.onnx_embedding import OnnxTextEmbedding
 
 logger = logging.getLogger(__name__)
 
@@ -74,8 +77,11 @@ def _load_model(name: str, path: Any, threads: int, max_tokens: int = 256,
                 # Never reach for the hub: the cache or nothing.
                 where = {"local_files_only": True}
             # Resolve the fp32 files only (lazy: no ONNX session); the session is opened
-            # below, by memhub (embedding/sessions.py), not by fastembed.
-            source = TextEmbedding(name, lazy_load=True, **where).model
+            # below, by memhub (embedding/sessions.py), not by fastembed. fastembed types
+            # `.model` as the abstract TextEmbeddingBase; memhub serves ONNX models only (the
+            # session is opened on the .onnx file), and fastembed makes those an
+            # OnnxTextEmbedding, which declares the directory and description read here.
+            source = cast("OnnxTextEmbedding", TextEmbedding(name, lazy_load=True, **where).model)
             source_file = Path(source._model_dir) / source.model_description.model_file
             if quantize != "none":
                 copy = quantized_copy(Path(source._model_dir),
@@ -99,6 +105,8 @@ def _truncate(model: Any, max_tokens: int) -> None:
     here), but all-MiniLM-L6-v2 was trained on 256-token inputs: the tail past that adds
     quadratic attention cost (a 512-token abstract embeds ~4x slower) and no trained meaning."""
     inner = getattr(model, "model", None)
+    if inner is None:
+        return
     if getattr(inner, "tokenizer", None) is None and hasattr(inner, "load_onnx_model"):
         inner.load_onnx_model()
     tokenizer = getattr(inner, "tokenizer", None)

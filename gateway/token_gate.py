@@ -37,8 +37,8 @@ ASGIApp = Callable[[Scope, Callable, Callable], Awaitable[None]]
 Authenticator = Callable[[str], Awaitable[Principal | None]]
 
 
-# What memhub issues (storage/postgres/tokens.py new_token: "mh_" + token_urlsafe), with room
-# for longer ones; the storage refuses anything over 200 characters anyway.
+# What memhub issues (storage/postgres/operator/tokens.py new_token: "mh_" + token_urlsafe), with
+# room for longer ones; the storage refuses anything over 200 characters anyway.
 _ISSUED_SHAPE = re.compile(r"mh_[A-Za-z0-9_-]{8,197}")
 
 
@@ -143,7 +143,7 @@ class TokenGate:
             principal = (await self.authenticate(token)
                          if token and self.plausible(token) else None)
         except MemhubError as err:
-            if spent:
+            if spent and limiter is not None:
                 limiter.refund(address)  # the database failed, not the token
             await send_error(send, err)
             return
@@ -163,7 +163,7 @@ class TokenGate:
                 [(b"www-authenticate", header.encode())],
             )
             return
-        if limiter is not None:
+        if limiter is not None and token is not None:
             if spent:
                 limiter.refund(address)
             limiter.accepted(token)

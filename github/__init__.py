@@ -1,2 +1,3 @@
-"""GitHub, the outside service claims are checked against: its REST API (github/client.py)
-and its webhook deliveries (github/webhook.py). Reached only through MEMHUB_GITHUB_API_URL."""
+"""GitHub, the outside service claims are checked against: a low-level client of its REST API
+(github/client.py), reached only through MEMHUB_GITHUB_API_URL. What uses it lives elsewhere:
+the claim checks in usecases/reconcile.py, the webhook route in gateway/github_webhook.py."""

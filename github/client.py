@@ -26,7 +26,7 @@ from urllib.parse import quote
 import httpx
 
 from ..config import Settings
-from ..embedding.lru import LRU
+from ..lru import LRU
 
 ETAG_CACHE = 1024
 MAX_BODY = 1024 * 1024  # a pull request or branch object is a few KB

@@ -23,6 +23,7 @@ from mcp.server.auth.provider import (
     AuthorizationCode,
     AuthorizationParams,
     AuthorizeError,
+    IdentityAssertionParams,
     RefreshToken,
     RegistrationError,
     TokenError,
@@ -30,11 +31,11 @@ from mcp.server.auth.provider import (
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl
 
-from ..admin.sessions import SECRET_NAME, secret_from_setting
 from ..errors import RateLimited
 from ..runtime import Runtime
 from ..storage.admin import Actor
 from ..storage.oauth import CODE_REUSE, REFRESH_REUSE, REVOKED_BY_CLIENT, IssuedTokens
+from ..web.sessions import SECRET_NAME, secret_from_setting
 from .clients import MAX_CLIENTS, check_registration
 from .urls import OAuthUrls, same_resource
 
@@ -202,6 +203,16 @@ class MemhubOAuthProvider:
                 await self._revoke(client, row["grant_id"], REFRESH_REUSE)
             raise TokenError("invalid_grant", "refresh token is spent, expired or revoked")
         return _token_response(issued)
+
+    # --- identity assertions (SEP-990): not a grant memhub offers --------------------------
+    async def exchange_identity_assertion(self, client: OAuthClientInformationFull,
+                                          params: IdentityAssertionParams) -> OAuthToken:
+        """Refused: access is granted by the operator on the consent page, never by an
+        identity provider's assertion (RFC 7523 jwt-bearer with an ID-JAG). The SDK's token
+        endpoint refuses that grant itself unless identity assertions are enabled, which
+        oauth/routes.py does not do; this answers the same should they ever be."""
+        raise TokenError("unsupported_grant_type",
+                         "the JWT bearer grant is not supported by this authorization server")
 
     # --- access tokens (the token gate authenticates them itself, as api_tokens rows) -------
     async def load_access_token(self, token: str) -> GrantAccessToken | None:

@@ -7,18 +7,19 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs
 
 from fastapi import FastAPI, Request
+from fastapi.responses import Response
 from mcp.server.auth.routes import create_auth_routes, create_protected_resource_routes
 from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
 from starlette.routing import Route
 
-from ..admin.routes import Admin
 from ..errors import MemhubError
 from ..runtime import Runtime
+from ..web.operator import Operator
 from .consent import ConsentPages
 from .provider import CLIENT_SOURCE, MemhubOAuthProvider
 from .urls import OAuthUrls, oauth_urls, same_resource
@@ -81,8 +82,9 @@ async def _oauth_error(send: Callable, status: int, error: str, description: str
     await send({"type": "http.response.body", "body": payload})
 
 
-def install(app: FastAPI, rt: Runtime, admin: Admin) -> OAuthUrls | None:
-    """Add the OAuth routes when OAuth is served (oauth.urls.oauth_urls); their URLs, or None."""
+def install(app: FastAPI, rt: Runtime, operator: Operator) -> OAuthUrls | None:
+    """Add the OAuth routes when OAuth is served (oauth.urls.oauth_urls); their URLs, or None.
+    `operator` is the dashboard's: the consent pages share its login, cookie and lockout."""
     urls = oauth_urls(rt.settings)
     if urls is None:
         return None
@@ -102,33 +104,29 @@ def install(app: FastAPI, rt: Runtime, admin: Admin) -> OAuthUrls | None:
         app.router.routes.append(Route(route.path, endpoint=Endpoint(route.app, bound),
                                        methods=list(route.methods or [])))
 
-    pages = ConsentPages(admin, provider)
+    consent = ConsentPages(operator, provider)
 
-    async def handle(coro):
+    async def handle(coro: Awaitable[Response]) -> Response:
         try:
             return await coro
         except MemhubError as err:
             logger.warning("oauth page failed", extra={"code": err.code})
-            return admin.error(err.http_status, "Unavailable", f"{err.message}. {err.remedy}")
+            return consent.pages.error(err.http_status, "Unavailable",
+                                       f"{err.message}. {err.remedy}")
 
     async def consent_page(request: Request):
-        return await handle(pages.show(request))
+        return await handle(consent.show(request))
 
     async def consent_login(request: Request):
-        return await handle(pages.login(request))
+        return await handle(consent.login(request))
 
     async def consent_decide(request: Request):
-        return await handle(pages.decide(request))
-
-    async def revoke_grant(request: Request, grant_id: int):
-        return await handle(pages.revoke(request, grant_id))
+        return await handle(consent.decide(request))
 
     app.add_api_route("/admin/oauth/consent", consent_page, methods=["GET"],
                       include_in_schema=False)
     app.add_api_route("/admin/oauth/consent", consent_decide, methods=["POST"],
                       include_in_schema=False)
     app.add_api_route("/admin/oauth/login", consent_login, methods=["POST"],
-                      include_in_schema=False)
-    app.add_api_route("/admin/oauth/grants/{grant_id}/revoke", revoke_grant, methods=["POST"],
                       include_in_schema=False)
     return urls

@@ -20,8 +20,9 @@ HANDOFFS_SHOWN_MAX = 20
 class BootstrapBackend(ABC):
     @abstractmethod
     async def database_identity(self, principal: Principal, namespace: str) -> dict[str, Any]:
-        """{"instance_id", "server_version", "migration_level", "database_time"}: two clients
-        that see the same instance_id and migration level share one memory."""
+        """{"instance_id", "server_version", "migration_level", "database_time", "pooled"}:
+        two clients that see the same instance_id and migration level share one memory;
+        `pooled` says whether this process reaches the database through a transaction pooler."""
 
     @abstractmethod
     async def open_handoffs(

@@ -1,5 +1,5 @@
 """Claims about a repository carried by memories, and how a check becomes a verdict
-(migration 0032; storage/postgres/claims.py; docs/claims.md).
+(migration 0032; storage/postgres/memories/claims.py; docs/claims.md).
 
 A claim is one of
 - {"repo": "owner/name", "pr": 412}: pull request #412 of that repository is merged;

@@ -36,7 +36,7 @@ _WORD = re.compile(r"[a-z0-9_]{3,}")
 
 
 @lru_cache(maxsize=1)
-def encoding():
+def encoding() -> Any:  # a tiktoken Encoding, imported on first use
     import tiktoken
 
     return tiktoken.get_encoding(ENCODING)
@@ -112,7 +112,7 @@ class _Redundancy:
             sims[self.has_vector] = self.vectors @ new.vector
             by_words = ~self.has_vector
         for j in np.flatnonzero(by_words):
-            sims[j] = _jaccard(self.candidates[j], new)
+            sims[j] = _jaccard(self.candidates[int(j)], new)
         np.maximum(self.value, sims, out=self.value)
         self.any_chosen = True
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import InvalidInput
 
@@ -30,7 +32,9 @@ def decode_cursor(cursor: str | None) -> int | None:
         raise InvalidInput("cursor is not one this server issued", field="cursor") from None
 
 
-def keyset_page(rows: list, limit: int, to_dict) -> tuple[list, str | None]:
+def keyset_page(rows: list[dict[str, Any]], limit: int,
+                to_dict: Callable[[dict[str, Any]], dict[str, Any]]
+                ) -> tuple[list[dict[str, Any]], str | None]:
     """(items, next_cursor) from `limit + 1` rows fetched in `seq` order: the extra row only
     says whether another page exists."""
     page = rows[:limit]

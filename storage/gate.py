@@ -1,4 +1,4 @@
-"""The intent gate's area of the storage boundary (migration 0033; storage/postgres/gate.py,
+"""The intent gate's area of the storage boundary (migration 0033; storage/postgres/work/gate.py,
 docs/intent-gate.md): two-phase supersede and forget in namespaces whose profile turns
 `intent_gate` on, intents and their outcomes, skills, and the gate's per-process cache."""
 

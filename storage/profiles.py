@@ -13,7 +13,7 @@ as every namespace did before profiles existed:
 - `tool_profile`: the tool profile a client of this project is advised to use ('core' or
   'full'); a token's own profile (api_tokens.tool_profile) is what the server enforces.
 - `intent_gate`: 'off' (default) or 'on': supersede and forget preview first and apply on
-  confirmation (storage/postgres/gate.py, docs/intent-gate.md).
+  confirmation (storage/postgres/work/gate.py, docs/intent-gate.md).
 
 Unknown keys are refused (INVALID_INPUT naming the key): a misspelt switch must not be
 stored as if it did something.

@@ -6,7 +6,7 @@ hybrid search already has for each result (`why`):
 - meaning: cosine similarity, 1 - `distance` (the query's vector against the memory's, filled
   in for every result that has a vector of the current model, also those only words found);
 - words: `coverage`, the share of the query's IDF that the memory's matched words carry (the
-  lexical leg, storage/postgres/lexical_leg.py): how much of what the query says is in it.
+  lexical leg, storage/postgres/retrieval/lexical_leg.py): how much of what the query says is in it.
 
 A result's evidence is the stronger of the two, each measured against its own floor:
 evidence = max(similarity / SEMANTIC_FLOOR, coverage / LEXICAL_FLOOR). Then, as in seed 004,

@@ -6,7 +6,7 @@ Bounds are checked here, before any connection is taken, and stated in the error
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, Literal, overload
 
 from ..errors import InvalidInput
 from .memory_input import KINDS
@@ -69,6 +69,10 @@ class SearchBackend(ABC):
         budget_tokens always."""
 
 
+@overload
+def check_query(query: Any, *, required: Literal[True]) -> str: ...
+@overload
+def check_query(query: Any, *, required: bool) -> str | None: ...
 def check_query(query: Any, *, required: bool) -> str | None:
     if query is None or (isinstance(query, str) and not query.strip() and not required):
         if required:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -143,7 +143,7 @@ class Scan:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-def scan(path: Path, advance=None) -> Scan:
+def scan(path: Path, advance: Callable[[int], object] | None = None) -> Scan:
     """Check the whole file: a header this memhub reads, known records in the documented
     order, an end record last whose counts and SHA-256 match. Raises UNSUPPORTED_FORMAT or
     INVALID_INPUT (with the line) and writes nothing anywhere."""
@@ -200,7 +200,8 @@ def scan(path: Path, advance=None) -> Scan:
     return result
 
 
-def records(path: Path, advance=None) -> Iterator[tuple[int, dict[str, Any]]]:
+def records(path: Path, advance: Callable[[int], object] | None = None
+            ) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, record) of every record between the header and the end record; call
     after `scan` has passed."""
     with path.open("rb") as source:

@@ -121,7 +121,7 @@ def memory_record(row: dict[str, Any], revisions: list[dict[str, Any]],
 
 def check_memory(rec: dict[str, Any], remap: Remap, max_chars: int) -> dict[str, Any]:
     current = int_field(rec, "current_revision", 1)
-    revisions = []
+    revisions: list[dict[str, Any]] = []
     for number, raw in enumerate(list_field(rec, "revisions"), start=1):
         raw = object_field(raw, "revisions")
         if int_field(raw, "revision", 1) != number:

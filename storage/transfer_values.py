@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal, overload
 from uuid import UUID
 
 from ..errors import InvalidInput
@@ -45,6 +45,10 @@ def time_field(rec: dict[str, Any], key: str, *, nullable: bool = False) -> str 
     return ts(parsed)
 
 
+@overload
+def uuid_field(rec: dict[str, Any], key: str, *, nullable: Literal[False] = False) -> str: ...
+@overload
+def uuid_field(rec: dict[str, Any], key: str, *, nullable: bool) -> str | None: ...
 def uuid_field(rec: dict[str, Any], key: str, *, nullable: bool = False) -> str | None:
     value = get_field(rec, key)
     if value is None and nullable:

@@ -1,5 +1,5 @@
 """The trust area of the storage boundary: verifications, observations, re-verification and
-the namespace's health report (migration 0029; storage/postgres/trust.py, health.py)."""
+the namespace's health report (migration 0029; storage/postgres/memories/trust.py, health.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`session_bootstrap`: the start of a task, each step done by the server in order
-(tools/bootstrap_steps.py)."""
+(usecases/bootstrap.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pydantic import Field
 from ..runtime import Runtime
 from ..storage.search import MAX_BUDGET_TOKENS, check_int, check_query
 from ..storage.work_input import REQUEST_ID_MAX, TITLE_MAX, opt_key, text_field
+from ..usecases.bootstrap import bootstrap
 from .args import WRITE, Namespace, RequestId
-from .bootstrap_steps import Bootstrap
 from .caller import authorize
 
 # The skeleton (every section's counts and cursors, the step records) fits in this.
@@ -55,7 +55,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         step reads as a first bootstrap every time. Errors: INVALID_INPUT, FORBIDDEN.
         """
         principal = authorize(namespace, write=False)
-        run = Bootstrap(
+        return await bootstrap(
             rt, principal, namespace,
             query=check_query(query, required=False),
             budget_tokens=check_int(budget_tokens, "budget_tokens", MIN_BUDGET_TOKENS,
@@ -63,4 +63,3 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             title=None if title is None else text_field(title, "title", max_chars=TITLE_MAX),
             client_request_id=opt_key(client_request_id, "client_request_id", REQUEST_ID_MAX),
         )
-        return await run.run()

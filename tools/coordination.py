@@ -1,43 +1,22 @@
 """Coordination tools over claims (docs/claims.md): `coord_reconcile` checks memories' claims
-against GitHub and records verdicts; `coord_drift_scan` reports what looks inconsistent.
-
-Checking is here, not in storage: storage says what is due (one read transaction), the checks
-run with no transaction open (GitHub may take seconds), and the verdicts are written in one
-more. A check that cannot decide is `unverifiable`, never a wrong `current` (storage/claims.py).
+against GitHub and records verdicts (usecases/reconcile.py); `coord_drift_scan` reports what
+looks inconsistent.
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated, Any
 
 from fastmcp import FastMCP
 from pydantic import Field
 
 from ..errors import Forbidden
-from ..github.client import Answer, GitHubClient
 from ..runtime import Runtime
-from ..storage.claims import branch_verdict, pr_verdict
+from ..usecases.reconcile import reconcile
 from .args import READ, WRITE, Namespace
 from .caller import authorize, current_principal
 
 DRIFT_LIMIT = 50
-
-
-async def check(client: GitHubClient, claim: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The verdict on one claim and its evidence (what GitHub said, or why it said nothing)."""
-    if "pr" in claim:
-        answer: Answer = await client.pull_request(claim["repo"], claim["pr"])
-        decide = pr_verdict
-    else:
-        answer = await client.branch(claim["repo"], claim["branch"])
-
-        def decide(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-            return branch_verdict(claim["sha"], body)
-    if answer.body is None:
-        return "unverifiable", {"reason": answer.reason, "http_status": answer.status}
-    verdict, evidence = decide(answer.body)
-    return verdict, {**evidence, "http_status": answer.status, "not_modified": answer.cached}
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:
@@ -61,20 +40,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         INVALID_INPUT, TOO_LARGE, FORBIDDEN (read-only token or namespace outside scope).
         """
         principal = authorize(namespace, write=True)
-        backend = rt.storage()
-        due = await backend.due_claims(principal, namespace, ids,
-                                       rt.settings.claim_recheck_seconds)
-        client = rt.github()
-        results = await asyncio.gather(*(check(client, d["claim"]) for d in due))
-        recorded = await backend.record_verdicts(principal, namespace, [
-            {"memory_id": d["memory_id"], "verdict": v, "evidence": e}
-            for d, (v, e) in zip(due, results, strict=True)])
-        return {
-            "github": {"configured": client.configured,
-                       "rate_limited_for_seconds": round(client.blocked_for())},
-            "checked": [{**r, "claim": d["claim"]}
-                        for d, r in zip(due, recorded, strict=True)],
-        }
+        return await reconcile(rt, principal, namespace, ids)
 
     @mcp.tool(annotations=READ)
     async def coord_drift_scan(

@@ -1,6 +1,7 @@
 """The intent gate's tools (docs/intent-gate.md): `intent_open`, `gate_close_outcome`,
-`skill_define`, `gate_cache_status`, and `hold`, which memory_remember (with supersedes) and
-memory_forget call first so that a namespace with the gate on previews before it writes.
+`skill_define`, `gate_cache_status`, and the `confirmation` argument of the writes it holds
+(the hold itself, which memory_remember with supersedes and memory_forget ask first, is
+usecases/writes.py).
 
 Thin: authorize the namespace first, then hand over to storage.
 """
@@ -13,7 +14,6 @@ from fastmcp import FastMCP
 from pydantic import Field
 
 from ..runtime import Runtime
-from ..storage.principal import Principal
 from .args import READ, WRITE, Namespace, RequestId
 from .caller import authorize
 
@@ -24,16 +24,6 @@ Confirmation = Annotated[str | None, Field(
 Intent = Annotated[dict[str, Any], Field(
     description="What you are about to do: {\"text\": 1-2000 chars, \"kind\": optional label "
                 "(e.g. deploy, migration, refactor), \"tags\": optional list (up to 32)}.")]
-
-
-async def hold(rt: Runtime, principal: Principal, namespace: str, tool: str,
-               arguments: dict[str, Any], confirmation: str | None,
-               targets: list[str]) -> dict[str, Any] | None:
-    """The preview to answer instead of writing, or None to go ahead (see GateBackend)."""
-    if confirmation is None and not targets:
-        return None
-    return await rt.storage().gate_hold(principal, namespace, tool, arguments, confirmation,
-                                        targets=targets)
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:

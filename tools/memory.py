@@ -1,9 +1,9 @@
-"""The versioned-memory tools: remember, revise, forget, get, list, history.
+"""The versioned-memory writes: remember, revise, forget (the reads are tools/memory_reads.py).
 
-Thin: authorize the namespace first, then hand over to the storage backend. The author of a
-write is the token's surface, never an argument. Arguments are typed loosely on purpose
-(e.g. `kind: str` with an enum in the schema) so a bad value is answered by our validation
-as INVALID_INPUT rather than by the framework.
+Adapters: authorize the namespace first, then one call into usecases/writes.py (the intent
+gate's hold, the write, pacing). The author of a write is the token's surface, never an
+argument. Arguments are typed loosely on purpose (e.g. `kind: str` with an enum in the schema)
+so a bad value is answered by our validation as INVALID_INPUT rather than by the framework.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from fastmcp import FastMCP
 from pydantic import Field
 
 from ..runtime import Runtime
-from ..storage.memory_input import KINDS, LIST_STATUSES, ORIGINS
-from .args import READ, WRITE, Kind, MemoryId, Namespace, RequestId
+from ..storage.memory_input import ORIGINS
+from ..usecases import writes
+from .args import WRITE, Kind, MemoryId, Namespace, RequestId
 from .caller import authorize
-from .gate import Confirmation, hold
+from .gate import Confirmation
 from .trust import client_info
 
 Origin = Annotated[str | None, Field(
@@ -33,15 +34,6 @@ Claim = Annotated[dict[str, Any] | None, Field(
 DerivedFrom = Annotated[list[Any] | None, Field(
     description="What it was derived from (up to 20): memory ids, or {\"type\": memory|"
                 "session|handoff|artifact, \"id\"}; each must exist in this namespace.")]
-
-
-async def paced(rt: Runtime, result: dict[str, Any]) -> dict[str, Any]:
-    """`result`, once the embedding queue has caught up enough that this write will be found
-    by meaning soon (storage/postgres/embedding_queue.py, Pacing). Only a write that queued an
-    embedding waits: a replay, a duplicate or a conflict answers at once."""
-    if rt.embedding_worker is not None and result.get("outcome") in ("created", "revised"):
-        await rt.embedding_worker.pace()
-    return result
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:
@@ -87,19 +79,12 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         UNKNOWN_OUTCOME (replay the same client_request_id).
         """
         principal = authorize(namespace, write=True)
-        gated = await hold(rt, principal, namespace, "memory_remember", {
-            "content": content, "kind": kind, "title": title, "tags": tags, "key": key,
-            "supersedes": supersedes, "client_request_id": client_request_id,
-            "expires_at": expires_at, "metadata": metadata, "origin": origin, "model": model,
-            "derived_from": derived_from, "claim": claim}, confirmation, supersedes or [])
-        if gated is not None:
-            return gated
-        return await paced(rt, await rt.storage().remember(
-            principal, namespace, content=content, kind=kind, title=title, tags=tags,
+        return await writes.remember(
+            rt, principal, namespace, content=content, kind=kind, title=title, tags=tags,
             key=key, supersedes=supersedes, client_request_id=client_request_id,
             expires_at=expires_at, metadata=metadata, origin=origin, model=model,
-            derived_from=derived_from, client_info=client_info(), claim=claim,
-        ))
+            derived_from=derived_from, claim=claim, confirmation=confirmation,
+            client_info=client_info())
 
     @mcp.tool(annotations=WRITE)
     async def memory_revise(
@@ -129,11 +114,10 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         duplicates another ACTIVE memory), INVALID_INPUT, TOO_LARGE, IDEMPOTENCY_MISMATCH.
         """
         principal = authorize(namespace, write=True)
-        return await paced(rt, await rt.storage().revise(
-            principal, namespace, id, expected_revision, content=content, title=title,
+        return await writes.revise(
+            rt, principal, namespace, id, expected_revision, content=content, title=title,
             tags=tags, client_request_id=client_request_id, origin=origin, model=model,
-            derived_from=derived_from, client_info=client_info(),
-        ))
+            derived_from=derived_from, client_info=client_info())
 
     @mcp.tool(annotations={**WRITE, "destructiveHint": True, "idempotentHint": True})
     async def memory_forget(
@@ -152,55 +136,5 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         CONFIRMATION_MISMATCH, CONFIRMATION_EXPIRED, CONFIRMATION_USED.
         """
         principal = authorize(namespace, write=True)
-        gated = await hold(rt, principal, namespace, "memory_forget",
-                           {"id": id, "reason": reason}, confirmation, [id])
-        if gated is not None:
-            return gated
-        return await rt.storage().forget(principal, namespace, id, reason)
-
-    @mcp.tool(annotations=READ)
-    async def memory_get(
-        namespace: Namespace,
-        id: Annotated[str | None, Field(description="The memory id (or give key).")] = None,
-        key: Annotated[str | None, Field(description="The memory key (or give id).")] = None,
-    ) -> dict[str, Any]:
-        """Read one memory by id or key, whatever its status: {"memory": {...}}.
-
-        An audit read: a SUPERSEDED memory comes back with status SUPERSEDED and
-        superseded_by (read that one for the current answer). By key you get the ACTIVE
-        holder, else the latest memory that held the key. Errors: NOT_FOUND, INVALID_INPUT.
-        """
-        principal = authorize(namespace, write=False)
-        return await rt.storage().get_memory(principal, namespace, memory_id=id, key=key)
-
-    @mcp.tool(annotations=READ)
-    async def memory_list(
-        namespace: Namespace,
-        kind: Annotated[str | None, Field(json_schema_extra={"enum": [*KINDS, None]})] = None,
-        tag: str | None = None,
-        status: Annotated[str, Field(json_schema_extra={"enum": list(LIST_STATUSES)})] = "ACTIVE",
-        limit: Annotated[int, Field(description="1-200")] = 50,
-        cursor: Annotated[str | None, Field(description="next_cursor of the previous page")]
-        = None,
-        include_quarantined: bool = False,
-    ) -> dict[str, Any]:
-        """List memories newest first: {"memories": [...], "next_cursor"}.
-
-        Default: ACTIVE, unexpired, not quarantined. Filter by kind and/or one tag; status
-        SUPERSEDED, DELETED, EXPIRED or ALL for audits. Page with next_cursor (stable while
-        others write). Errors: INVALID_INPUT (bad filter or cursor).
-        """
-        principal = authorize(namespace, write=False)
-        return await rt.storage().list_memories(
-            principal, namespace, kind=kind, tag=tag, status=status, limit=limit,
-            cursor=cursor, include_quarantined=include_quarantined,
-        )
-
-    @mcp.tool(annotations=READ)
-    async def memory_history(namespace: Namespace, id: MemoryId) -> dict[str, Any]:
-        """The audit trail of one memory: every revision (content, author, time), its status,
-        superseded_by, the memories it superseded, and corroborations by other clients.
-        Use it to learn why and when something changed. Errors: NOT_FOUND, INVALID_INPUT.
-        """
-        principal = authorize(namespace, write=False)
-        return await rt.storage().memory_history(principal, namespace, id)
+        return await writes.forget(rt, principal, namespace, id, reason,
+                                   confirmation=confirmation)

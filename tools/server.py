@@ -14,6 +14,7 @@ from . import (
     gate,
     handoff,
     memory,
+    memory_reads,
     namespace,
     search,
     session,
@@ -47,7 +48,7 @@ def build_mcp(rt: Runtime) -> FastMCP:
         on_duplicate="error",
     )
     # The order tools are listed in (tools/list) follows the order of registration.
-    for group in (bootstrap, stats, memory, changes, search, handoff, session, artifact,
-                  namespace, trust, coordination, curator, gate):
+    for group in (bootstrap, stats, memory, memory_reads, changes, search, handoff, session,
+                  artifact, namespace, trust, coordination, curator, gate):
         group.register(mcp, rt)
     return mcp

@@ -7,23 +7,8 @@ from typing import Any
 from fastmcp import FastMCP
 
 from ..runtime import Runtime
+from ..usecases.model_status import scoped_model_status
 from .caller import current_principal
-
-# What a token scoped to some namespaces sees of the embedding model: its configuration and
-# health, nothing another tenant's activity moves. The query cache's size and hit counters,
-# the prefetch counters and the worker's totals count every tenant's searches and writes: a
-# scoped caller reading a hit after searching a string would learn that someone else searched
-# it. An allowlist, so a counter added later stays server-wide until someone decides otherwise.
-SCOPED_MODEL_FIELDS = ("state", "model", "reason", "load_seconds", "query_model")
-SCOPED_WORKER_FIELDS = ("running", "listening")
-
-
-def scoped_model_status(status: dict[str, Any]) -> dict[str, Any]:
-    out = {k: status[k] for k in SCOPED_MODEL_FIELDS if k in status}
-    worker = status.get("worker")
-    if worker is not None:
-        out["worker"] = {k: worker[k] for k in SCOPED_WORKER_FIELDS if k in worker}
-    return out
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:

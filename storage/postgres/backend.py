@@ -1,46 +1,56 @@
 """`PostgresBackend`: the StorageBackend implemented in raw psycopg SQL.
 
-Each area lives in its own module as a mixin over `PgCore` (pool, scoped transactions,
-retries); this class only composes them.
+Each store subclasses `PgCore` (core.py: settings, embedder, pool, the scoped transaction,
+retries, durability), or the store of a lower area whose methods it calls (`RecallStore` over
+`SearchStore`, `GateStore` over `RecallStore`), so what a store relies on is declared where a
+type checker can see it. This class only composes the stores, by area: memories, retrieval,
+work, operator (docs/architecture.md, The storage boundary).
 """
 
 from __future__ import annotations
 
 from ..base import StorageBackend
 from ..retention import GcBackend
-from .admin import AdminStore
-from .artifacts import ArtifactStore
-from .bootstrap import BootstrapStore
-from .changes import ChangeFeedStore
-from .claims import ClaimStore
-from .context import ContextStore
 from .core import PgCore
-from .curation import CurationStore
-from .gate import GateStore
-from .gc import GcStore
-from .handoffs import HandoffStore
-from .health import HealthStore
-from .memories import MemoryStore
-from .memory_reads import MemoryReads
-from .oauth import OAuthStore
-from .profiles import ProfileStore
-from .recall import RecallStore
-from .scope import TokenScope
-from .search import SearchStore
-from .sessions import SessionStore
-from .stats import StatsStore
-from .tokens import TokenStore
-from .trust import TrustStore
-from .vitals import VitalsStore
+from .idempotency import IdempotentWrites
+from .memories.changes import ChangeFeedStore
+from .memories.claims import ClaimStore
+from .memories.memories import MemoryStore
+from .memories.memory_reads import MemoryReads
+from .memories.profiles import ProfileStore
+from .memories.trust import TrustStore
+from .operator.admin import AdminStore
+from .operator.admin_sessions import AdminSessionStore
+from .operator.gc import GcStore
+from .operator.health import HealthStore
+from .operator.oauth import OAuthStore
+from .operator.stats import StatsStore
+from .operator.tokens import TokenStore
+from .operator.vitals import VitalsStore
+from .retrieval.context import ContextStore
+from .retrieval.recall import RecallStore
+from .retrieval.search import SearchStore
+from .server_secrets import ServerSecrets
+from .work.artifacts import ArtifactStore
+from .work.bootstrap import BootstrapStore
+from .work.curation import CurationStore
+from .work.gate import GateStore
+from .work.handoffs import HandoffStore
+from .work.sessions import SessionStore
 
 
 class PostgresBackend(
-    TokenScope, TokenStore, StatsStore, AdminStore, MemoryStore, MemoryReads, SearchStore,
-    BootstrapStore,
-    ContextStore, HandoffStore, SessionStore, ArtifactStore, VitalsStore, GcStore,
-    GateStore, PgCore,
-    ProfileStore, OAuthStore, ChangeFeedStore, TrustStore, HealthStore, RecallStore, ClaimStore,
-    CurationStore,
+    # operator
+    TokenStore, StatsStore, AdminStore, AdminSessionStore, OAuthStore, GcStore, VitalsStore,
+    HealthStore,
+    # work
+    GateStore, HandoffStore, SessionStore, ArtifactStore, BootstrapStore, CurationStore,
+    # retrieval
+    ContextStore, RecallStore, SearchStore,
+    # memories
+    MemoryStore, MemoryReads, TrustStore, ProfileStore, ClaimStore, ChangeFeedStore,
+    # engine
+    ServerSecrets, IdempotentWrites, PgCore,
     StorageBackend, GcBackend,
 ):
     pass

@@ -1,5 +1,8 @@
-"""PostgreSQL plumbing shared by every storage area: the pool, scoped transactions, retries,
-health and the token gate.
+"""The contract every storage area relies on: `PgCore` holds the settings, the embedder (given
+at construction), the pool, the one transaction helper (which narrows every transaction to
+the bound caller's scope, storage/postgres/scope.py), retries and durability. Each area store
+(`memories/`, `retrieval/`, `work/`, `operator/`) subclasses it, or the store of a lower area
+whose methods it calls, so the type checker proves every attribute a store uses is declared.
 
 Every transaction runs as role `memhub_app` and sets `memhub.namespaces` transaction-locally,
 so row-level security confines it to the namespaces it was opened for even if a query forgets
@@ -21,7 +24,7 @@ import logging
 import select
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import psycopg
 from pgvector.psycopg import register_vector_async
@@ -33,11 +36,17 @@ from ...errors import MemhubError, Retryable, Unavailable, UnknownOutcome
 from ..principal import NAMESPACE_RE
 from .database_url import direct_dsn, transaction_pooled
 from .errors import is_disconnect, translate
+from .queries import q
+from .rows import Conn
+from .scope import ALL_NAMESPACES, narrow
+
+if TYPE_CHECKING:
+    from ...embedding.embedder import Embedder
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-ALL_NAMESPACES = "*"
+__all__ = ["ALL_NAMESPACES", "PgCore", "check_unless_quiet", "retry_once_if_disconnected"]
 APP_ROLE = "memhub_app"
 PING_TIMEOUT = 2.0  # per attempt: both stay within the 5 s a health probe usually allows
 # What a direct connection's session carries, as the first statement of a pooled message.
@@ -57,7 +66,7 @@ def scope_value(namespaces: str | Sequence[str]) -> str:
     return ",".join(names)
 
 
-async def check_unless_quiet(conn: psycopg.AsyncConnection) -> None:
+async def check_unless_quiet(conn: Conn) -> None:
     """The check at checkout (PgCore.connection): a round trip (psycopg_pool's
     `check_connection`) only when the idle connection's socket has something to read. A
     backend that was terminated or a server that went away says so on the socket (an error
@@ -98,9 +107,17 @@ async def retry_once_if_disconnected(attempt: Callable[[bool], Awaitable[T]], *,
 
 
 class PgCore:
-    def __init__(self, settings: Settings, dsn: str) -> None:
+    """What every area store may use: `settings`, `embedder` (None without a model: searches
+    are lexical), `pool`, `pooled` / `listen_dsn`, `_run` / `_tx` (the scoped transaction),
+    `connection`, `durable_commits`, `_ready_embedder` and `_model_name`. Area stores keep no other
+    shared state; one that needs its own builds it in `__init__` and passes the arguments on."""
+
+    def __init__(self, settings: Settings, dsn: str, *, embedder: Embedder | None = None
+                 ) -> None:
         self.settings = settings
         self.dsn = dsn
+        self.embedder = embedder
+        self._durable: bool | None = None
         self.pooled = transaction_pooled(settings.db_pooler, dsn)
         # Where LISTEN can work: a session of our own. Behind a pooler without a direct URL,
         # None: the embedding worker polls.
@@ -126,7 +143,7 @@ class PgCore:
             name="memhub",
         )
 
-    async def _configure(self, conn: psycopg.AsyncConnection) -> None:
+    async def _configure(self, conn: Conn) -> None:
         await register_vector_async(conn)  # a catalog read: holds nothing on the session
         if self.pooled:
             return
@@ -144,6 +161,29 @@ class PgCore:
 
     async def close(self) -> None:
         await self.pool.close()
+
+    def _ready_embedder(self) -> Embedder | None:
+        """The embedder when queries can be embedded now, else None (the semantic leg is then
+        skipped: degraded)."""
+        return self.embedder if self.embedder is not None and self.embedder.ready else None
+
+    def _model_ready(self) -> bool:
+        return self._ready_embedder() is not None
+
+    def _model_name(self) -> str:
+        """The model whose vectors are compared (a vector of another model never is)."""
+        return self.embedder.model_name if self.embedder is not None else ""
+
+    async def durable_commits(self) -> bool:
+        """Whether an acknowledged COMMIT is on disk: synchronous_commit is not 'off'."""
+        if self._durable is None:
+            async def read(conn: Conn) -> bool:
+                cur = await conn.execute(q("trust.synchronous_commit"), {})
+                row = await cur.fetchone()
+                return row is not None and row["setting"] != "off"
+
+            self._durable = await self._run(ALL_NAMESPACES, read, retry_safe=True)
+        return self._durable
 
     async def ping(self) -> None:
         """A round trip on a checked pooled connection, retried once on a lost connection like
@@ -168,7 +208,7 @@ class PgCore:
     @asynccontextmanager
     async def connection(
         self, *, timeout: float | None = None, verify: bool = False
-    ) -> AsyncIterator[psycopg.AsyncConnection]:
+    ) -> AsyncIterator[Conn]:
         """A pooled connection that passed the checkout check: check_unless_quiet, or with
         `verify` a round trip. Raises PoolTimeout when none did within `timeout` (default:
         the pool's, db_connect_timeout).
@@ -215,7 +255,7 @@ class PgCore:
     async def _tx(
         self, namespaces: str | Sequence[str], gucs: Mapping[str, str] | None = None, *,
         verify: bool = False,
-    ) -> AsyncIterator[psycopg.AsyncConnection]:
+    ) -> AsyncIterator[Conn]:
         """One transaction confined (by RLS) to `namespaces` ('*' for operator-wide reads).
         `gucs`: more transaction-local settings, set in the same round trip as the scope.
         `verify`: the connection answers a round trip before the transaction (a retry's).
@@ -223,12 +263,15 @@ class PgCore:
         Driver errors leave as memhub errors; a connection lost while COMMIT was in flight is
         UNKNOWN_OUTCOME, before that RETRYABLE.
         """
+        # The one place a transaction's scope is decided: what was asked, narrowed to what the
+        # request's token may see (storage/postgres/scope.py).
+        namespaces, settings = narrow(namespaces, gucs)
         scope = scope_value(namespaces)
         committing = False
         try:
             async with self.connection(verify=verify) as conn:
                 async with conn.transaction():
-                    extra = [*self._local_settings, *(gucs or {}).items()]
+                    extra = [*self._local_settings, *settings.items()]
                     await conn.execute(
                         "SELECT set_config('memhub.namespaces', %s, true)"
                         + ", set_config(%s, %s, true)" * len(extra),
@@ -239,7 +282,7 @@ class PgCore:
         except (psycopg.Error, PoolTimeout) as exc:
             raise translate(exc, committing=committing) from exc
 
-    async def fetchone_outside_tx(self, conn: psycopg.AsyncConnection, query: str,
+    async def fetchone_outside_tx(self, conn: Conn, query: str,
                                   params: Mapping[str, object]) -> dict | None:
         """The first row of `query` run on its own, outside any transaction, as APP_ROLE under
         the statement timeout, in one round trip.
@@ -259,7 +302,7 @@ class PgCore:
     async def _run(
         self,
         namespaces: str | Sequence[str],
-        fn: Callable[[psycopg.AsyncConnection], Awaitable[T]],
+        fn: Callable[[Conn], Awaitable[T]],
         *,
         retry_safe: bool,
         gucs: Mapping[str, str] | None = None,

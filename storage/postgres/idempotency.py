@@ -16,14 +16,13 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import psycopg
 from psycopg.types.json import Jsonb
 
 from ...errors import IdempotencyMismatch, Retryable
 from ..principal import Principal
+from .core import PgCore
 from .queries import q
-
-Conn = psycopg.AsyncConnection
+from .rows import Conn, one
 
 
 def request_hash(operation: str, payload: dict[str, Any]) -> bytes:
@@ -33,26 +32,19 @@ def request_hash(operation: str, payload: dict[str, Any]) -> bytes:
     return hashlib.sha256(encoded.encode("utf-8")).digest()
 
 
-async def _one(conn: Conn, name: str, params: dict[str, Any]) -> dict[str, Any] | None:
-    cur = await conn.execute(q(name), params)
-    return await cur.fetchone()
-
-
-class IdempotentWrites:
-    """Mixin for a PgCore subclass."""
-
-    _run: Callable[..., Awaitable[Any]]
+class IdempotentWrites(PgCore):
+    """The base of every store whose writes take a `client_request_id`."""
 
     async def _claim(
         self, conn: Conn, key: dict[str, Any], surface: str, operation: str, digest: bytes
     ) -> dict[str, Any] | None:
         """Claim `key` for this request (None), or return the stored answer of the one that did."""
-        claimed = await _one(conn, "idempotency.claim_request",
+        claimed = await one(conn, "idempotency.claim_request",
                              {**key, "surface": surface, "operation": operation,
                               "request_hash": digest})
         if claimed is not None:
             return None
-        stored = await _one(conn, "idempotency.stored_request", key)
+        stored = await one(conn, "idempotency.stored_request", key)
         if stored is None:
             # Claimed and released again between our two statements (e.g. retention GC).
             raise Retryable("the idempotency record changed under this request; retry it")

@@ -1,17 +1,16 @@
 """Row-level security follows the TOKEN, not only the namespace a query asks for.
 
-`PgCore._tx(namespaces)` sets `memhub.namespaces` to what the storage method asks for (the
-namespace the tool names). On its own that would let a tool that forgot its `authorize()` call
-read another project: the transaction would be opened for exactly the namespace the scoped
-token must not see. So the token gate binds the authenticated principal to the request's
-context (`bind_caller`), and every transaction opened on its behalf is confined to the
-intersection of what was asked and what the token may see; an empty intersection sees nothing
-and may insert nothing. A read-only token's transactions also set `memhub.read_only`, and the
-database then refuses their writes (migration 0013). Every transaction names the token's
-surface (`memhub.surface`): the change feed's triggers record it (migration 0028). Background
-work (embedding worker, expiry sweep) and operator views run outside any request, with no
-caller bound, and keep their own scope (the feed records 'system').
-"""
+A storage method asks `PgCore._tx(namespaces)` for the namespace the tool names. On its own
+that would let a tool that forgot its `authorize()` call read another project: the transaction
+would be opened for exactly the namespace the scoped token must not see. So the token gate
+binds the authenticated principal to the request's context (`bind_caller`), and `_tx` calls
+`narrow` before it sets `memhub.namespaces`: every transaction opened on the caller's behalf
+is confined to the intersection of what was asked and what the token may see; an empty intersection
+sees nothing and may insert nothing. A read-only token's transactions also set `memhub.read_only`,
+and the database then refuses their writes (migration 0013). Every transaction names the token's
+surface (`memhub.surface`): the change feed's triggers record it (migration 0028). Background work
+(embedding worker, expiry sweep) and operator views run outside any request, with no caller bound,
+and keep their own scope (the feed records 'system')."""
 
 from __future__ import annotations
 
@@ -19,7 +18,9 @@ from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 
 from ..principal import Principal
-from .core import ALL_NAMESPACES
+
+# The scope of operator-wide reads and of background work: every namespace.
+ALL_NAMESPACES = "*"
 
 _CALLER: ContextVar[Principal | None] = ContextVar("memhub_caller", default=None)
 READ_ONLY_GUC = "memhub.read_only"
@@ -36,7 +37,8 @@ def bound_caller() -> Principal | None:
     return _CALLER.get()
 
 
-def confine(namespaces: str | Sequence[str], principal: Principal | None) -> str | list[str]:
+def confine(namespaces: str | Sequence[str], principal: Principal | None
+            ) -> str | Sequence[str]:
     if principal is None or principal.namespaces is None:
         return namespaces
     requested = [namespaces] if isinstance(namespaces, str) else list(namespaces)
@@ -45,15 +47,17 @@ def confine(namespaces: str | Sequence[str], principal: Principal | None) -> str
     return [name for name in requested if name in principal.namespaces]
 
 
-class TokenScope:
-    """Mixin placed before PgCore: narrows every transaction to the bound caller's scope."""
-
-    def _tx(self, namespaces: str | Sequence[str], gucs: Mapping[str, str] | None = None, *,
-            verify: bool = False):
-        caller = _CALLER.get()
-        if caller is not None:
-            gucs = {**(gucs or {}), SURFACE_GUC: caller.surface}
-            if caller.read_only:
-                # The database refuses this transaction's writes too (migration 0013).
-                gucs[READ_ONLY_GUC] = "on"
-        return super()._tx(confine(namespaces, caller), gucs, verify=verify)
+def narrow(namespaces: str | Sequence[str], gucs: Mapping[str, str] | None
+           ) -> tuple[str | Sequence[str], dict[str, str]]:
+    """What a transaction asked for `namespaces` (with settings `gucs`) may see: narrowed to
+    the bound caller's scope, with its surface and read-only flag added to the settings. With
+    no caller bound (background work, operator commands), both as given."""
+    caller = _CALLER.get()
+    settings = dict(gucs or {})
+    if caller is None:
+        return namespaces, settings
+    settings[SURFACE_GUC] = caller.surface
+    if caller.read_only:
+        # The database refuses this transaction's writes too (migration 0013).
+        settings[READ_ONLY_GUC] = "on"
+    return confine(namespaces, caller), settings

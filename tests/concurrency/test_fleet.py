@@ -13,16 +13,16 @@ import asyncio
 import itertools
 import json
 import os
-import time
 from contextlib import AsyncExitStack, ExitStack
 from pathlib import Path
 
 import psycopg
 import pytest
 
+from bench.pgbouncer import pgbouncer
 from tests.conftest import WEB_TOKEN
-from tests.support.pgbouncer import pgbouncer
 from tests.support.server import RunningServer, process_server
+from tests.support.wait import until
 
 pytestmark = pytest.mark.slow
 
@@ -74,16 +74,6 @@ def fleet(admin_dsn, db_dsn, tmp_path):
         yield servers
 
 
-async def until(check, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = await check()
-        if value:
-            return value
-        await asyncio.sleep(0.1)
-    raise TimeoutError(what)
-
-
 def query(dsn: str, sql: str, params=()) -> list[tuple]:
     with psycopg.connect(dsn, autocommit=True) as conn:
         return conn.execute(sql, params).fetchall()
@@ -108,7 +98,7 @@ async def test_a_fleet_behind_one_pooler_keeps_every_guarantee_of_one_process(fl
             return all(s["embedding_model"]["state"] == "ready"
                        and s["embedding_model"]["worker"]["running"] for s in stats)
 
-        await until(models_ready, 60, "a process never loaded its model")
+        await until(models_ready, timeout=60, what="every process loading its model")
 
         # The embedding queue: every process's worker claims from it; each memory once.
         await asyncio.gather(*(rr.call("memory_remember", {
@@ -121,7 +111,7 @@ async def test_a_fleet_behind_one_pooler_keeps_every_guarantee_of_one_process(fl
                                  " WHERE namespace = 'embed'")[0][0]
             return left == 0 and done == EMBEDDED
 
-        await until(drained, 60, "the embedding queue never drained")
+        await until(drained, timeout=60, what="the embedding queue draining")
         workers = [s["embedding_model"]["worker"] for s in await rr.each("stats", {})]
         assert sum(w["embedded"] for w in workers) == EMBEDDED
         assert all(w["running"] and not w["listening"] for w in workers)
@@ -180,7 +170,7 @@ async def test_a_fleet_behind_one_pooler_keeps_every_guarantee_of_one_process(fl
             return query(db_dsn, "SELECT count(*) FROM memories WHERE namespace = 'expiring'"
                                  " AND status = 'EXPIRED'")[0][0] == EXPIRING
 
-        await until(expired, 30, "the sweeps never expired the memories")
+        await until(expired, timeout=30, what="the sweeps expiring the memories")
 
         # ... and the word statistics recounted to what the namespace holds.
         async def recounted():
@@ -189,7 +179,7 @@ async def test_a_fleet_behind_one_pooler_keeps_every_guarantee_of_one_process(fl
                 db_dsn, "SELECT count(*)::int, max(seq) FROM memories"
                         " WHERE namespace = 'embed' AND status = 'ACTIVE'")
 
-        await until(recounted, 30, "the word statistics were never recounted")
+        await until(recounted, timeout=30, what="the word statistics recounted")
 
     records = log_records(fleet)
     swept = [r for r in records if r["msg"] == "expired memories"]

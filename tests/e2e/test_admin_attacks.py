@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from memhub.admin.flash import FLASH_COOKIE
-from memhub.storage.postgres.admin import LOGIN_FREE_FAILURES
+from memhub.storage.postgres.operator.admin_sessions import LOGIN_FREE_FAILURES
 from tests.conftest import WEB_TOKEN, make_settings
 from tests.e2e.test_admin_http import mcp_status
 from tests.support.admin import (

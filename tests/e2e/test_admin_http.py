@@ -11,7 +11,7 @@ import pytest
 from itsdangerous import TimestampSigner, URLSafeTimedSerializer
 from mcp.shared.exceptions import MCPError
 
-from memhub.admin.sessions import COOKIE_NAME, SESSION_SALT, secret_from_setting
+from memhub.web.sessions import COOKIE_NAME, SESSION_SALT, secret_from_setting
 from tests.conftest import WEB_TOKEN, make_settings
 from tests.support.admin import act, browser, csrf_of, fresh_token, logged_in_csrf, login
 from tests.support.server import thread_server

@@ -4,27 +4,23 @@ namespaces."""
 
 from __future__ import annotations
 
-import asyncio
-import time
-
 import psycopg
 
 from tests.conftest import WEB_TOKEN
 from tests.support.db import insert_token
 from tests.support.mcp import call, error_of
+from tests.support.wait import until
 
 NS = "acme"
 
 
 async def wait_embedded(client, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    async def drained() -> bool:
         stats = await call(client, "stats", {})
         model = stats.get("embedding_model", {}).get("state")
-        if model == "ready" and stats["embedding_queue"]["pending"] == 0:
-            return
-        await asyncio.sleep(0.1)
-    raise TimeoutError("the embedding queue never drained")
+        return model == "ready" and stats["embedding_queue"]["pending"] == 0
+
+    await until(drained, timeout=timeout, what="the embedding queue drained")
 
 
 def count(dsn: str, table: str) -> int:

@@ -4,8 +4,6 @@ outcomes, skills, and the per-process cache invalidated across servers."""
 
 from __future__ import annotations
 
-import asyncio
-
 import psycopg
 from itsdangerous import TimestampSigner, URLSafeTimedSerializer
 
@@ -14,6 +12,7 @@ from tests.conftest import WEB_TOKEN
 from tests.support.db import insert_token
 from tests.support.mcp import call, error_of
 from tests.support.server import thread_server
+from tests.support.wait import until
 
 NS, PLAIN = "acme", "plain"
 GATE_ON = {"intent_gate": "on"}
@@ -243,14 +242,6 @@ async def test_redefining_a_skill_updates_it(server):
         opened = await call(web, "intent_open", {
             "namespace": NS, "intent": {"text": "ship it", "kind": "DEPLOY"}})
         assert [g["guidance"] for g in opened["guidance"]] == ["Check the graphs."]
-
-
-async def until(predicate, timeout: float = 15.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await predicate():
-        assert loop.time() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.05)
 
 
 async def test_a_change_made_through_one_server_invalidates_the_other_servers_cache(

@@ -5,17 +5,17 @@ server session."""
 from __future__ import annotations
 
 import asyncio
-import time
 
 import psycopg
 import pytest
 
+from bench.pgbouncer import fresh_session_state, pgbouncer
 from memhub.storage.postgres.core import APP_ROLE
 from tests.conftest import WEB_TOKEN, make_settings
 from tests.support import db
 from tests.support.mcp import call, error_of
-from tests.support.pgbouncer import fresh_session_state, pgbouncer
 from tests.support.server import thread_server
+from tests.support.wait import until
 
 NS = "acme"
 ALPHA, BETA = "alpha-proj", "beta-proj"
@@ -32,16 +32,6 @@ def pooled_server(db_dsn, bouncer, tmp_path):
     settings = make_settings(bouncer.dsn(db_dsn), tmp_path, db_pooler="transaction")
     with thread_server(settings) as running:
         yield running
-
-
-async def wait_for(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = await predicate()
-        if value:
-            return value
-        await asyncio.sleep(0.1)
-    raise TimeoutError(what)
 
 
 async def test_the_tools_work_through_a_transaction_pooler(pooled_server, db_dsn):
@@ -70,7 +60,7 @@ async def test_the_tools_work_through_a_transaction_pooler(pooled_server, db_dsn
                 return conn.execute("SELECT revision FROM memory_embeddings WHERE memory_id = %s",
                                     [mid]).fetchone() == (2,)
 
-        await wait_for(embedded, 60, "the revision was never embedded")
+        await until(embedded, timeout=60, what="the revision embedded")
         worker = pooled_server.app.state.runtime.embedding_worker.status()
         assert worker["running"] and not worker["listening"]
         semantic = await call(web, "memory_search", {"namespace": NS, "mode": "semantic",

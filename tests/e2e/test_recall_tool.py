@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from fastmcp.exceptions import ToolError
@@ -11,6 +10,7 @@ from fastmcp.exceptions import ToolError
 from tests.conftest import WEB_TOKEN, make_settings
 from tests.support import db
 from tests.support.server import thread_server
+from tests.support.wait import until
 
 NS = "acme"
 SIGNING = ("Webhook deliveries are signed with HMAC-SHA256 over the timestamp and the body; the "
@@ -45,17 +45,18 @@ async def error_code(client, tool, args) -> str:
 async def wait_embedded(client, query, memory_id, timeout=60.0) -> None:
     """Until the memory is the top semantic hit (the model loads and the worker embeds off the
     request path)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    async def model_state() -> str | None:
         stats = (await client.call_tool("stats", {})).structured_content
-        if stats["embedding_model"]["state"] != "loading":
-            break
-    assert stats["embedding_model"]["state"] == "ready"
-    while time.monotonic() < deadline:
+        state = stats["embedding_model"]["state"]
+        return None if state == "loading" else state
+
+    assert await until(model_state, timeout=timeout, what="the model loaded") == "ready"
+
+    async def top_hit() -> bool:
         found = await call(client, "memory_search", query=query, mode="semantic", limit=1)
-        if [r["memory"]["id"] for r in found["results"]] == [memory_id]:
-            return
-    raise TimeoutError("memory never became semantically searchable")
+        return [r["memory"]["id"] for r in found["results"]] == [memory_id]
+
+    await until(top_hit, timeout=timeout, what="the memory semantically searchable")
 
 
 async def seed(client) -> str:

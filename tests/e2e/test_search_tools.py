@@ -12,6 +12,7 @@ from fastmcp.exceptions import ToolError
 from tests.conftest import WEB_TOKEN, make_settings
 from tests.support import db
 from tests.support.server import thread_server
+from tests.support.wait import until
 
 NS = "acme"
 
@@ -46,11 +47,13 @@ async def model_state(client, timeout=60.0) -> str:
 async def wait_semantic(client, query, memory_id, timeout=30.0) -> float:
     assert await model_state(client) == "ready"
     started = time.monotonic()
-    while time.monotonic() - started < timeout:
-        found = await search(client, query, mode="semantic", limit=3)
-        if memory_id in [r["memory"]["id"] for r in found["results"]]:
-            return time.monotonic() - started
-    raise TimeoutError("never became semantically searchable")
+
+    async def found() -> bool:
+        hits = await search(client, query, mode="semantic", limit=3)
+        return memory_id in [r["memory"]["id"] for r in hits["results"]]
+
+    await until(found, timeout=timeout, what="the memory semantically searchable")
+    return time.monotonic() - started
 
 
 async def test_search_after_a_supersession_returns_only_the_replacement(server):

@@ -10,7 +10,7 @@ import psycopg
 from memhub.storage.context_pack import count_tokens, dumps
 from memhub.storage.postgres.migrate import migration_files
 from memhub.storage.sanitize import unwrap_untrusted
-from memhub.tools.bootstrap_steps import STEPS
+from memhub.usecases.bootstrap import STEPS
 from tests.support.db import insert_token
 from tests.support.mcp import call, error_of
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from bench.eval_recall import TARGET_ABSTAIN, evaluate_recall
-from bench.eval_retrieval import prepare
+from bench.eval_set import prepare
 from tests.conftest import make_settings
 from tests.support.retrieval import embedder
 

@@ -11,7 +11,8 @@ import json
 
 import pytest
 
-from bench.eval_retrieval import BASELINE, MARGIN, MODES, TYPES, evaluate_all, prepare
+from bench.eval_retrieval import BASELINE, MARGIN, MODES, TYPES, evaluate_all
+from bench.eval_set import prepare
 from tests.conftest import make_settings
 from tests.support.retrieval import embedder
 

@@ -14,8 +14,12 @@ import pytest
 
 from memhub.errors import Conflict, InvalidInput, NotFound
 from memhub.storage.admin import Actor
-from memhub.storage.postgres.admin import LOGIN_FREE_FAILURES, LOGIN_LOCKS, lock_seconds
 from memhub.storage.postgres.backend import PostgresBackend
+from memhub.storage.postgres.operator.admin_sessions import (
+    LOGIN_FREE_FAILURES,
+    LOGIN_LOCKS,
+    lock_seconds,
+)
 from tests.conftest import make_settings
 
 ACTOR = Actor("admin", "192.0.2.7")

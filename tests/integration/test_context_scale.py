@@ -9,9 +9,9 @@ import json
 import pytest
 
 from memhub.storage.context_pack import count_tokens, dumps
-from memhub.storage.postgres.context import CONTEXT_RECENT_DEPTH
 from memhub.storage.postgres.queries import q
-from memhub.storage.postgres.search import search_gucs
+from memhub.storage.postgres.retrieval.context import CONTEXT_RECENT_DEPTH
+from memhub.storage.postgres.retrieval.search import search_gucs
 from memhub.storage.principal import Principal
 from tests.support.plans import explain_as_app, nodes, rows_read
 from tests.support.retrieval import WRITER, bulk_insert_memories, drain, embedder, open_backend

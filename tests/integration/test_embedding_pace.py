@@ -1,14 +1,14 @@
-"""Pacing (storage/postgres/embedding_queue.py): while the embedding queue is further behind
-than MEMHUB_EMBED_MAX_LAG_SECONDS, a write's acknowledgement waits until the worker has caught
-up, so a write is found by meaning soon after it is acknowledged; with the bound at 0 nothing
-ever waits."""
+"""Pacing (storage/postgres/retrieval/embedding_queue.py): while the embedding queue is further
+behind than MEMHUB_EMBED_MAX_LAG_SECONDS, a write's acknowledgement waits until the worker has
+caught up, so a write is found by meaning soon after it is acknowledged; with the bound at 0
+nothing ever waits."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 
-from memhub.storage.postgres.embedding_queue import EmbeddingWorker
+from memhub.storage.postgres.retrieval.embedding_queue import EmbeddingWorker
 from tests.conftest import WEB_TOKEN, make_settings
 from tests.support.mcp import call
 from tests.support.retrieval import WRITER, embedder, open_backend, owner_execute

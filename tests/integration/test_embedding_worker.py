@@ -8,7 +8,11 @@ import asyncio
 
 import pytest
 
-from memhub.storage.postgres.embedding_queue import enqueue_missing, process_batch, queue_counts
+from memhub.storage.postgres.retrieval.embedding_queue import (
+    enqueue_missing,
+    process_batch,
+    queue_counts,
+)
 from tests.support.retrieval import WRITER, drain, embedder, open_backend, owner_execute
 
 __all__ = ["embedder"]

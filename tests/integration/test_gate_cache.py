@@ -3,19 +3,10 @@ listener only the TTL bounds staleness; with one a change elsewhere drops the en
 
 from __future__ import annotations
 
-import asyncio
-
 from tests.support.memories import DESKTOP, NS, open_backend
+from tests.support.wait import until
 
 RULE = {"contains": [{"var": "text"}, "deploy"]}
-
-
-async def until(predicate, timeout: float = 15.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await predicate():
-        assert loop.time() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.05)
 
 
 async def guidance(backend) -> list[str]:

@@ -9,7 +9,10 @@ import os
 import psycopg
 import pytest
 
-from memhub.storage.postgres.gc import GATE_NONCE_KEEP_SECONDS, GITHUB_DELIVERY_KEEP_SECONDS
+from memhub.storage.postgres.operator.gc import (
+    GATE_NONCE_KEEP_SECONDS,
+    GITHUB_DELIVERY_KEEP_SECONDS,
+)
 from memhub.storage.retention import RetentionPolicy
 from tests.support.memories import open_backend
 

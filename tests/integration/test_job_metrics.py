@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from memhub.storage import expiry
-from memhub.storage.postgres import lexicon
 from memhub.storage.postgres.backend import PostgresBackend
+from memhub.storage.postgres.retrieval import lexicon
 from tests.conftest import make_settings
 from tests.support.server import free_port
 

@@ -1,4 +1,5 @@
-"""The lexical leg at scale (migrations 0006, 0007 and 0011, storage/postgres/lexical_leg.py).
+"""The lexical leg at scale (migrations 0006, 0007 and 0011,
+storage/postgres/retrieval/lexical_leg.py).
 
 Under RLS a query's own condition can only become an index condition if its function is
 LEAKPROOF; `tsvector @@ tsquery` is not, out of the box, so without 0006 every keyword search
@@ -22,7 +23,8 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from memhub.storage.postgres.lexical_leg import (
+from memhub.storage.postgres.queries import q
+from memhub.storage.postgres.retrieval.lexical_leg import (
     any_lexeme,
     any_of,
     at_least,
@@ -31,8 +33,7 @@ from memhub.storage.postgres.lexical_leg import (
     rare_gate,
     rarest,
 )
-from memhub.storage.postgres.queries import q
-from memhub.storage.postgres.search import (
+from memhub.storage.postgres.retrieval.search import (
     LEXICAL_CANDIDATES,
     LEXICAL_MAX_NEED,
     LEXICAL_MIN_COVERAGE,
@@ -51,7 +52,8 @@ def corpus(db_conn):
     with db_conn.transaction():
         _insert(db_conn)
     db_conn.execute("ANALYZE memories")
-    for ns in (NS, OTHER):  # what storage/postgres/lexicon.py does within seconds of the writes
+    # What storage/postgres/retrieval/lexicon.py does within seconds of the writes.
+    for ns in (NS, OTHER):
         db_conn.execute("SELECT memhub_refresh_lexicon(%s)", [ns])
     return db_conn
 
@@ -144,8 +146,9 @@ ANALYZED = {"auto_explain.log_analyze": "on", "auto_explain.log_timing": "off"}
 
 # Other queries first, on the same connection: more than the 5 runs after which psycopg
 # prepares a statement and PostgreSQL may switch a prepared statement to a generic plan, made
-# without the words. Searches leave plan_cache_mode alone (storage/postgres/search.search_gucs), so
-# the plans of the statements whose words decide the plan must still be made for the words.
+# without the words. Searches leave plan_cache_mode alone
+# (storage/postgres/retrieval/search.search_gucs), so the plans of the statements whose words decide
+# the plan must still be made for the words.
 WARM_UP = ["ledger webhook", "tenant nightly", "redis ledger canary", "kafka invoice",
            "webhook canary tenant", "nightly ledger", "invoice redis"]
 
@@ -326,7 +329,7 @@ def test_the_rare_gate_leaves_the_legs_answer_as_it_was(db_conn, db_dsn, monkeyp
                             "delta echo kafka", "kafka", "echo billing", "delta-echo kafka"])
     queries = ["billing delta-echo kafka", "billing kafka", "delta-echo billing", "billing"]
     new = [_leg(db_dsn, text)[0] for text in queries]
-    monkeypatch.setattr("memhub.storage.postgres.lexical_leg.rare_gate",
+    monkeypatch.setattr("memhub.storage.postgres.retrieval.lexical_leg.rare_gate",
                         lambda indexed, loose, rare, need: any_of([indexed[i] for i in rare]))
     old = [_leg(db_dsn, text)[0] for text in queries]
     assert new == old

@@ -1,5 +1,5 @@
-"""The word statistics behind BM25 (0007, storage/postgres/lexicon.py): which namespaces are
-due for a recount, what a recount stores, that it counts only live memories of its own
+"""The word statistics behind BM25 (0007, storage/postgres/retrieval/lexicon.py): which namespaces
+are due for a recount, what a recount stores, that it counts only live memories of its own
 namespace, and that the server's background job keeps them current on its own."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from memhub.storage.postgres import lexicon
+from memhub.storage.postgres.retrieval import lexicon
 from memhub.storage.principal import Principal
 from tests.conftest import WEB_TOKEN, make_settings
 from tests.support.plans import nodes

@@ -1,5 +1,5 @@
 """A namespace written after the last ANALYZE is read by id, not rescanned per row
-(storage/postgres/planner_stats.py, migration 0020).
+(storage/postgres/retrieval/planner_stats.py, migration 0020).
 
 The planner sizes a namespace from the last ANALYZE; one written since is estimated at one
 row, and memory_context without a query then joined its vectors by rescanning the whole
@@ -20,12 +20,12 @@ import json
 
 import psycopg
 
-from memhub.storage.postgres import lexicon
 from memhub.storage.postgres.backend import PostgresBackend
-from memhub.storage.postgres.context import CONTEXT_RECENT_DEPTH
-from memhub.storage.postgres.planner_stats import MIN_ROWS, PlannerStats
 from memhub.storage.postgres.queries import q
-from memhub.storage.postgres.search import search_gucs
+from memhub.storage.postgres.retrieval import lexicon
+from memhub.storage.postgres.retrieval.context import CONTEXT_RECENT_DEPTH
+from memhub.storage.postgres.retrieval.planner_stats import MIN_ROWS, PlannerStats
+from memhub.storage.postgres.retrieval.search import search_gucs
 from tests.conftest import make_settings
 from tests.support.plans import explain_as_app, rows_read
 from tests.support.retrieval import bulk_insert_memories

@@ -6,7 +6,6 @@ same kinds of rows of other memories and namespaces are untouched."""
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from datetime import datetime
 
@@ -17,6 +16,7 @@ from tests.integration.test_admin_cli import cli, ok_json
 from tests.support import residue
 from tests.support.db import insert_token
 from tests.support.mcp import call, error_of
+from tests.support.wait import until_sync
 
 NS, OTHER = "acme", "other-team"
 
@@ -26,15 +26,14 @@ def secret() -> str:
 
 
 def wait_for_vector(dsn: str, memory_id: str, revision: int, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
     with psycopg.connect(dsn, autocommit=True) as conn:
-        while time.monotonic() < deadline:
+        def embedded() -> bool:
             row = conn.execute("SELECT revision FROM memory_embeddings WHERE memory_id = %s",
                                [memory_id]).fetchone()
-            if row and row[0] >= revision:
-                return
-            time.sleep(0.1)
-    raise AssertionError(f"memory {memory_id} was not embedded at revision {revision}")
+            return bool(row and row[0] >= revision)
+
+        until_sync(embedded, timeout=timeout,
+                   what=f"memory {memory_id} embedded at revision {revision}")
 
 
 async def test_a_purged_memory_leaves_its_secret_nowhere_in_the_database_or_its_dump(

@@ -12,8 +12,8 @@ import pytest
 
 from memhub.errors import NotFound
 from memhub.storage.admin import Actor
-from memhub.storage.postgres import lexicon
-from memhub.storage.postgres.purge import PostgresPurge
+from memhub.storage.postgres.operator.purge import PostgresPurge
+from memhub.storage.postgres.retrieval import lexicon
 from memhub.storage.purge import check_target
 from tests.integration.test_admin_cli import cli, ok_json
 from tests.support import residue

@@ -1,6 +1,6 @@
-"""A hybrid search holds two pooled connections at once (storage/postgres/search.py): the lexical
-leg in one transaction, the semantic leg and the stage-0 re-read in a second that waits for the
-first. The second must never be held while the first is still queued for a connection: with the
+"""A hybrid search holds two pooled connections at once (storage/postgres/retrieval/search.py): the
+lexical leg in one transaction, the semantic leg and the stage-0 re-read in a second that waits for
+the first. The second must never be held while the first is still queued for a connection: with the
 pool exhausted, searches would each hold one connection and wait for another until the pool's
 timeout. A pool of one connection is the sharpest case."""
 

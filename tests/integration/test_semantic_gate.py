@@ -1,8 +1,8 @@
 """The semantic gate decides whether a query is answerable, not how far each neighbour may be
-(storage/postgres/search.py): nothing within MEMHUB_SEMANTIC_MAX_DISTANCE (and, in hybrid, no word
-matched) -> no semantic results; otherwise the neighbours up to
-MEMHUB_SEMANTIC_NEIGHBOUR_MAX_DISTANCE count. The gate is set very strict here (0.2) so which
-side of it a query falls on does not depend on the model's exact geometry."""
+(storage/postgres/retrieval/search.py): nothing within MEMHUB_SEMANTIC_MAX_DISTANCE (and, in hybrid,
+no word matched) -> no semantic results; otherwise the neighbours up to
+MEMHUB_SEMANTIC_NEIGHBOUR_MAX_DISTANCE count. The gate is set very strict here (0.2) so which side
+of it a query falls on does not depend on the model's exact geometry."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The semantic leg's plan for a mid-sized namespace beside a large one (search.semantic_plan,
-storage/postgres/search.py `_plan_semantic`).
+storage/postgres/retrieval/search.py `_plan_semantic`).
 
 Under row-level security the planner counts a namespace twice (the statement's predicate and
 the policy's), so it expects a namespace holding a fraction f of the table's vectors to hold
@@ -18,7 +18,7 @@ import pytest
 from psycopg.rows import dict_row
 
 from memhub.storage.postgres.queries import q
-from memhub.storage.postgres.search import MIN_LEG_DEPTH, search_gucs
+from memhub.storage.postgres.retrieval.search import MIN_LEG_DEPTH, search_gucs
 from tests.conftest import make_settings
 from tests.support.plans import nodes
 from tests.support.retrieval import WRITER, bulk_insert_memories, embedder, open_backend
@@ -47,7 +47,7 @@ def _arrange(conn, model: str) -> None:
         " (SELECT array_agg(random() - 0.5) FROM generate_series(1, 384) g"
         "   WHERE m.seq > 0)::vector"
         " FROM memories m", [model])
-    for ns in SIZES:  # what storage/postgres/lexicon.py does within seconds of the writes
+    for ns in SIZES:  # what storage/postgres/retrieval/lexicon.py does within seconds of the writes
         conn.execute("SELECT memhub_refresh_lexicon(%s)", [ns])
     conn.execute("ANALYZE memories")
     conn.execute("ANALYZE memory_embeddings")

@@ -14,9 +14,9 @@ import random
 
 import pytest
 
-from memhub.storage.postgres.lexical_leg import index_form
 from memhub.storage.postgres.queries import q
-from memhub.storage.postgres.search import search_gucs
+from memhub.storage.postgres.retrieval.lexical_leg import index_form
+from memhub.storage.postgres.retrieval.search import search_gucs
 from tests.conftest import make_settings
 from tests.support.plans import explain_as_app, rows_read
 from tests.support.retrieval import (

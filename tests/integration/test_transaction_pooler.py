@@ -15,17 +15,17 @@ import threading
 import psycopg
 import pytest
 
+from bench.pgbouncer import fresh_session_state, pgbouncer
 from memhub.errors import MemhubError
-from memhub.storage.postgres import lexicon
 from memhub.storage.postgres.core import APP_ROLE
 from memhub.storage.postgres.database_url import check_database_url
 from memhub.storage.postgres.migrate import apply_migrations, migration_files
+from memhub.storage.postgres.retrieval import lexicon
 from memhub.storage.postgres.scope import bind_caller
 from memhub.storage.principal import Principal
 from tests.conftest import make_settings
 from tests.support import db
 from tests.support.memories import DESKTOP, open_backend
-from tests.support.pgbouncer import fresh_session_state, pgbouncer
 
 ALPHA, BETA = "alpha-proj", "beta-proj"
 

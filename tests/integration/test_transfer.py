@@ -21,7 +21,7 @@ from memhub.errors import (
     NotFound,
     UnsupportedFormat,
 )
-from memhub.storage.postgres import lexicon
+from memhub.storage.postgres.retrieval import lexicon
 from memhub.storage.sanitize import NEUTRALISED
 from memhub.storage.transfer_format import VERSION
 from tests.conftest import make_settings

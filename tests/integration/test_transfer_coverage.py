@@ -1,7 +1,7 @@
 """Nothing a tenant owns is left out of an export silently: every table with a `namespace`
 column, and every column of it, is either written to the file or declared left out (with the
-reason) in storage/postgres/transfer.py. A migration that adds one fails here until the export
-handles it or says why it need not."""
+reason) in storage/postgres/operator/transfer.py. A migration that adds one fails here until the
+export handles it or says why it need not."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 
 import psycopg
 
-from memhub.storage.postgres.transfer import COLUMNS, IN_FILE, LEFT_OUT
+from memhub.storage.postgres.operator.transfer import COLUMNS, IN_FILE, LEFT_OUT
 from tests.support.transfer import export_to, populate
 
 # The file's record for each table, and the key a table's columns sit under in it.

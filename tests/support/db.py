@@ -12,7 +12,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from memhub.storage.postgres.migrate import apply_migrations, migration_files
-from memhub.storage.postgres.tokens import hash_token, token_prefix
+from memhub.storage.postgres.operator.tokens import hash_token, token_prefix
 
 
 def with_db(dsn: str, dbname: str) -> str:

@@ -15,7 +15,7 @@ import pytest
 from memhub.config import Settings
 from memhub.embedding.embedder import Embedder
 from memhub.storage.postgres.backend import PostgresBackend
-from memhub.storage.postgres.embedding_queue import process_batch, queue_counts
+from memhub.storage.postgres.retrieval.embedding_queue import process_batch, queue_counts
 from memhub.storage.principal import Principal
 
 WRITER = Principal(token_id=0, surface="cursor", namespaces=None)
@@ -41,9 +41,9 @@ def embedder(tmp_path_factory) -> Embedder:
 
 @asynccontextmanager
 async def open_backend(settings: Settings, embedder: Embedder | None):
-    backend = PostgresBackend(settings, settings.database_url.get_secret_value())
+    backend = PostgresBackend(settings, settings.database_url.get_secret_value(),
+                              embedder=embedder)
     await backend.open()
-    backend.embedder = embedder
     try:
         yield backend
     finally:

@@ -140,3 +140,8 @@ def test_anchors_follow_githubs_slugs():
     assert slug("Handoffs, sessions and artifacts") == "handoffs-sessions-and-artifacts"
     assert slug("Write -> searchable by meaning") == "write---searchable-by-meaning"
     assert anchors("# A\n## A\n") == {"a", "a-1"}
+
+
+def test_the_readme_stays_short():
+    """README.md is for users and short (at most 18 KB); details live in docs/."""
+    assert len(README.read_bytes()) <= 18 * 1024

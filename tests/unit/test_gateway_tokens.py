@@ -12,7 +12,7 @@ from memhub.gateway.body_limit import raise_mcp_transport_limit
 from memhub.gateway.rate_limit import FailedLookupLimiter
 from memhub.gateway.token_gate import TokenGate, extract_token, token_shape_check
 from memhub.logs import redact
-from memhub.storage.postgres.tokens import new_token
+from memhub.storage.postgres.operator.tokens import new_token
 from memhub.storage.principal import Principal
 
 SECRET = "Plain-Secret-0123456789"

@@ -1,31 +1,61 @@
-"""The folders are layers a reader can trust (docs/architecture.md): no import cycles, no module
-too long to read in one sitting, the lower layers never importing the upper ones, and no module
+"""The folders are layers a reader can trust (docs/architecture.md, Layers): no import cycles,
+no module too long to read in one sitting, every layer importing only the layers its row of
+the table names (the same table as the document's), the storage areas stacked, and no module
 reaching the package's siblings by a bare top-level name."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
-from tests.support.source import product_modules
+from tests.support.source import ROOT, product_modules
 
-MAX_LINES = 400
-# Which layer may import which (a folder's own modules may import each other).
-LOWER = {
+MAX_LINES = 360
+MAX_TOOL_LINES = 150  # a tool module is an adapter (docs/architecture.md, Use cases)
+# Which layer may import which (a layer's own modules may import each other). Lowest first;
+# docs/architecture.md holds the same table (test_the_documented_table_is_this_table).
+LAYERS: dict[str, set[str]] = {
     "errors": set(),
     "config": set(),
+    "lru": set(),
     "logs": {"errors"},
-    "embedding": {"config", "errors"},
-    "storage": {"errors", "config"},  # storage/ (the boundary) without storage/postgres/
-    "storage.postgres": {"errors", "config", "storage", "embedding"},
+    "embedding": {"config", "lru"},
+    "storage": {"config", "errors"},
+    "storage.postgres": {"config", "errors", "storage", "embedding"},
+    "metrics": {"errors", "storage", "storage.postgres"},
+    "github": {"config", "lru"},
+    "curator": {"config", "errors", "storage"},
+    "runtime": {"config", "errors", "metrics", "embedding", "storage", "storage.postgres",
+                "github"},
+    "usecases": {"errors", "storage", "runtime", "github"},
+    "web": {"errors", "storage", "runtime"},
+    "gateway": {"config", "errors", "logs", "metrics", "storage", "runtime"},
+    "tools": {"errors", "storage", "runtime", "usecases", "metrics", "curator"},
+    "oauth": {"config", "errors", "storage", "runtime", "web"},
+    "admin": {"config", "errors", "storage", "storage.postgres", "embedding", "runtime", "web"},
+    "app": {"config", "errors", "logs", "embedding", "storage", "storage.postgres", "metrics",
+            "github", "runtime", "gateway", "tools", "oauth", "admin"},
+    # Not installed: the benchmarks use the product as a user would, never the tests.
+    "bench": {"config", "errors", "logs", "lru", "embedding", "storage", "storage.postgres",
+              "metrics", "github", "curator", "runtime", "usecases", "web", "gateway",
+              "tools", "oauth", "admin", "app"},
 }
-TOP_LEVEL = {"app", "config", "errors", "logs", "runtime", "admin", "embedding", "gateway",
-             "oauth", "storage", "tools"}
+# storage/postgres/: the engine at the top of the folder (core, scope, queries, rows, ...),
+# then the areas, each importing only the engine and the areas before it. `backend.py` is the
+# one engine module above them all: it composes every area's store into PostgresBackend.
+AREAS = ["memories", "retrieval", "work", "operator"]
+COMPOSER = "storage.postgres.backend"
+TOP_LEVEL = set(LAYERS) - {"bench", "storage.postgres"}
+
+
+def _bench_modules() -> dict[str, Path]:
+    return {f"bench.{p.stem}": p for p in (ROOT / "bench").glob("*.py")}
 
 
 def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """The memhub modules `name` imports (TYPE_CHECKING imports included: a cycle through them
-    still makes the code harder to follow)."""
+    still makes the code harder to follow), and `tests` when it reaches into the tests."""
     package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
     out = set()
     for node in ast.walk(ast.parse(path.read_text())):
@@ -35,16 +65,21 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
                 target = ".".join([*base, *(node.module.split(".") if node.module else [])])
             elif node.module and node.module.startswith("memhub."):
                 target = node.module.removeprefix("memhub.")
+            elif node.module and node.module.split(".")[0] in ("tests", "bench"):
+                target = node.module
+                if target.startswith("tests"):
+                    out.add("tests")
+                    continue
             else:
                 continue
             for alias in node.names:
                 sub = f"{target}.{alias.name}" if target else alias.name
                 out.add(sub if sub in modules else target)
-    return {m for m in out if m in modules and m != name}
+    return {m for m in out if (m in modules or m == "tests") and m != name}
 
 
 def _graph() -> dict[str, set[str]]:
-    modules = product_modules()
+    modules = {**product_modules(), **_bench_modules()}
     return {name: _imports(name, path, modules) for name, path in modules.items()}
 
 
@@ -55,6 +90,12 @@ def _layer(module: str) -> str:
     return parts[0]
 
 
+def _area(module: str) -> str | None:
+    """The storage area of a storage/postgres module, None for the engine."""
+    parts = module.split(".")
+    return parts[2] if parts[:2] == ["storage", "postgres"] and len(parts) > 3 else None
+
+
 def test_no_import_cycles():
     graph = _graph()
     cycles = []
@@ -62,7 +103,7 @@ def test_no_import_cycles():
 
     def visit(node: str, path: list[str]) -> None:
         state[node] = 1
-        for nxt in sorted(graph[node]):
+        for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
                 cycles.append(path[path.index(nxt):] + [nxt])
             elif nxt not in state:
@@ -75,15 +116,41 @@ def test_no_import_cycles():
     assert cycles == []
 
 
-def test_lower_layers_never_import_upper_ones():
+def test_every_layer_is_in_the_table():
+    assert sorted({_layer(m) for m in _graph()} - set(LAYERS)) == []
+
+
+def test_each_layer_imports_only_what_its_row_allows():
     wrong = []
     for module, imported in _graph().items():
         layer = _layer(module)
-        if layer not in LOWER:
-            continue
         for target in imported:
             other = _layer(target)
-            if other != layer and other not in LOWER[layer]:
+            if other != layer and other not in LAYERS[layer]:
+                wrong.append(f"{module} -> {target}")
+    assert wrong == []
+
+
+def test_the_table_has_no_cycle_between_layers():
+    """Each layer's row names only layers above it in the table: a lower layer never imports
+    an upper one."""
+    order = list(LAYERS)
+    upward = [f"{layer} -> {other}" for layer, allowed in LAYERS.items() for other in allowed
+              if order.index(other) > order.index(layer)]
+    assert upward == []
+
+
+def test_storage_areas_import_only_the_engine_and_lower_areas():
+    wrong = []
+    for module, imported in _graph().items():
+        area = _area(module)
+        if _layer(module) != "storage.postgres" or module == COMPOSER:
+            continue
+        for target in imported:
+            other = _area(target)
+            if _layer(target) != "storage.postgres" or other is None or other == area:
+                continue
+            if area is None or AREAS.index(other) > AREAS.index(area):
                 wrong.append(f"{module} -> {target}")
     assert wrong == []
 
@@ -91,6 +158,13 @@ def test_lower_layers_never_import_upper_ones():
 def test_no_product_module_is_over_the_line_limit():
     long = {name: n for name, path in product_modules().items()
             if (n := len(path.read_text().splitlines())) > MAX_LINES}
+    assert long == {}
+
+
+def test_tool_modules_are_adapters_short_enough_to_read_at_a_glance():
+    long = {name: n for name, path in product_modules().items()
+            if name.startswith("tools.")
+            and (n := len(path.read_text().splitlines())) > MAX_TOOL_LINES}
     assert long == {}
 
 
@@ -109,3 +183,23 @@ def test_modules_import_their_siblings_relatively():
             if head in TOP_LEVEL or head == "memhub":
                 bare.append(f"{name}: {head}")
     assert bare == []
+
+
+def _documented_table() -> dict[str, set[str]]:
+    """docs/architecture.md's layer table: {layer: what it may import}."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    table: dict[str, set[str]] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or not cells[0].startswith("`") or cells[0].startswith("`-"):
+            continue
+        layer = cells[0].strip("`").removesuffix(".py").removesuffix("/").replace("/", ".")
+        allowed = set(re.findall(r"`([a-z_./]+)`", cells[2]))
+        table[layer] = {a.removesuffix(".py").removesuffix("/").replace("/", ".")
+                        for a in allowed}
+    return table
+
+
+def test_the_documented_table_is_this_table():
+    assert _documented_table() == LAYERS

@@ -1,6 +1,6 @@
 """The lexical leg's candidate gates: the rare words, and coverage levels over the others
-(storage/postgres/lexical_leg.py). PostgreSQL's reading of them and the leg's answers are checked in
-tests/integration/test_lexical_index.py."""
+(storage/postgres/retrieval/lexical_leg.py). PostgreSQL's reading of them and the leg's answers are
+checked in tests/integration/test_lexical_index.py."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from memhub.storage.postgres.lexical_leg import (
+from memhub.storage.postgres.retrieval.lexical_leg import (
     MAX_WORD_TESTS,
     any_of,
     at_least,

@@ -68,7 +68,8 @@ def test_the_wheel_carries_every_file_read_at_run_time(wheel: Path):
         names = set(whl.namelist())
     wanted = [p for pattern in ("migrations/*.sql", "storage/postgres/sql/*.sql",
                                 "embedding/calibration/*.txt", "admin/templates/*.html",
-                                "admin/static/*")
+                                "admin/static/*", "oauth/templates/*.html",
+                                "web/templates/*.html")
               for p in ROOT.glob(pattern)]
     assert wanted
     missing = [str(p.relative_to(ROOT)) for p in wanted

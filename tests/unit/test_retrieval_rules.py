@@ -11,8 +11,8 @@ import socket
 import numpy as np
 import pytest
 
-from memhub.embedding.lru import LRU
 from memhub.errors import InvalidInput
+from memhub.lru import LRU
 from memhub.storage import search as bs
 from memhub.storage.context_pack import (
     KNAPSACK_CELLS,
@@ -23,7 +23,7 @@ from memhub.storage.context_pack import (
     pack,
 )
 from memhub.storage.fusion import rrf
-from memhub.storage.postgres.context import context_depth
+from memhub.storage.postgres.retrieval.context import context_depth
 
 
 def test_rrf_fuses_ranks_not_scores():

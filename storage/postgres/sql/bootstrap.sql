@@ -1,4 +1,4 @@
--- session_bootstrap's own reads and its mark (storage/postgres/bootstrap.py; migration 0031).
+-- session_bootstrap's own reads and its mark (storage/postgres/work/bootstrap.py; migration 0031).
 -- Every statement names the namespace where it has one; row-level security confines it too.
 
 -- name: identity

@@ -1,4 +1,4 @@
--- The change feed (migration 0028, storage/postgres/changes.py).
+-- The change feed (migration 0028, storage/postgres/memories/changes.py).
 
 -- name: read
 -- One statement, so the horizon and the rows come from one snapshot: every transaction below

@@ -1,4 +1,4 @@
--- Claims and their verdicts (storage/postgres/claims.py; migration 0032). Every statement
+-- Claims and their verdicts (storage/postgres/memories/claims.py; migration 0032). Every statement
 -- names its namespace where it has one; row-level security confines it too.
 
 -- name: insert_claim

@@ -1,4 +1,4 @@
--- The curator (storage/postgres/curation.py, curator/apply.py). Every statement names the
+-- The curator (storage/postgres/work/curation.py, curator/apply.py). Every statement names the
 -- namespace; row-level security confines it too.
 
 -- name: curated_from_session

@@ -72,13 +72,6 @@ SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending,
        count(*) FILTER (WHERE status = 'dead')::int AS dead
   FROM embedding_jobs;
 
--- name: embedding_lag
--- For measurement: seconds from a memory's last write to its vector of that revision.
-SELECT extract(epoch FROM (e.created_at - m.updated_at))::float8 AS seconds
-  FROM memory_embeddings e
-  JOIN memories m ON m.id = e.memory_id AND m.current_revision = e.revision
- WHERE m.id = %(memory_id)s;
-
 -- name: queue_gauges
 -- For /metrics, at a scrape: read through embedding_jobs_due (run_after, id) WHERE pending,
 -- and each count stops at %(cap)s, so a backlog of millions costs what the cap costs. The age

@@ -1,4 +1,4 @@
--- The intent gate (storage/postgres/gate.py, gate_cache.py; migration 0033). Every statement
+-- The intent gate (storage/postgres/work/gate.py, gate_cache.py; migration 0033). Every statement
 -- names the namespace; row-level security confines it too.
 
 -- name: gate_profile

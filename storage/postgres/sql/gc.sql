@@ -1,4 +1,4 @@
--- Garbage collection (migration 0024, storage/postgres/gc.py).
+-- Garbage collection (migration 0024, storage/postgres/operator/gc.py).
 
 -- name: run
 SELECT memhub_gc(%(dry_run)s,

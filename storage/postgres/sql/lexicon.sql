@@ -1,4 +1,4 @@
--- The word statistics behind the lexical leg's BM25 (migration 0007, storage/postgres/lexicon.py).
+-- The word statistics behind the lexical leg's BM25 (migration 0007, storage/postgres/retrieval/lexicon.py).
 
 -- name: namespaces
 -- Every namespace with memories (a loose scan of the (namespace, id) index, one probe per
@@ -43,7 +43,7 @@ SELECT memhub_refresh_lexicon(%(namespace)s) AS docs;
 
 -- name: planner_stats_due
 -- Namespaces (of at least %(min_rows)s memories or vectors) that have doubled since memhub last
--- analyzed them (migration 0020, storage/postgres/planner_stats.py). A namespace's vectors are its
+-- analyzed them (migration 0020, storage/postgres/retrieval/planner_stats.py). A namespace's vectors are its
 -- live memories less those whose embedding is still pending.
 SELECT s.namespace, s.docs, s.docs - coalesce(j.pending, 0) AS vectors
   FROM lexicon_state s

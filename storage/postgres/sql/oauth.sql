@@ -1,4 +1,4 @@
--- OAuth 2.1 authorization server state (storage/postgres/oauth.py; migration 0030). Not tenant
+-- OAuth 2.1 authorization server state (storage/postgres/operator/oauth.py; migration 0030). Not tenant
 -- data: run in transactions scoped '*'. Secrets are looked up by their SHA-256 only.
 
 -- name: prune_clients
@@ -94,13 +94,6 @@ RETURNING id, client_id;
 -- because the grant is revoked.
 UPDATE api_tokens SET revoked_at = now()
  WHERE oauth_grant_id = %(grant_id)s AND revoked_at IS NULL;
-
--- name: get_grant
-SELECT g.id, g.client_id, c.client_name, g.surface, g.namespaces, g.read_only, g.tool_profile,
-       g.resource, g.created_at, g.revoked_at, g.revoked_why,
-       (SELECT max(t.created_at) FROM api_tokens t WHERE t.oauth_grant_id = g.id) AS last_issued
-  FROM oauth_grants g JOIN oauth_clients c ON c.client_id = g.client_id
- WHERE g.id = %(grant_id)s;
 
 -- name: list_grants
 SELECT g.id, g.client_id, c.client_name, g.surface, g.namespaces, g.read_only, g.tool_profile,

@@ -1,4 +1,4 @@
--- Namespace profiles (storage/postgres/profiles.py; migration 0026). Every statement names
+-- Namespace profiles (storage/postgres/memories/profiles.py; migration 0026). Every statement names
 -- the namespace; row-level security confines it too.
 
 -- name: get
@@ -35,7 +35,7 @@ SELECT profile -> 'context_quota' AS quota
  WHERE namespace = %(namespace)s;
 
 -- name: restore
--- An import (storage/postgres/restore.py, as the owner): the file's version, times and writer
+-- An import (storage/postgres/operator/restore.py, as the owner): the file's version, times and writer
 -- are kept.
 INSERT INTO namespace_profiles (namespace, profile, version, created_at, updated_at, updated_by)
 VALUES (%(namespace)s, %(profile)s, %(version)s, %(created_at)s, %(updated_at)s,

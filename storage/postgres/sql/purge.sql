@@ -1,5 +1,5 @@
 -- Purge (migration 0023): each block calls one SECURITY DEFINER function, which answers NULL
--- when there is nothing to purge. Run on the owner's connection (storage/postgres/purge.py),
+-- when there is nothing to purge. Run on the owner's connection (storage/postgres/operator/purge.py),
 -- except `purged_at`, which the app reads.
 
 -- name: scope_all

@@ -3,14 +3,14 @@
 -- candidate, so no score can bring it back.
 
 -- Every search transaction also sets, with its scope, the planner and HNSW settings listed
--- in SearchStore._search_gucs (storage/postgres/search.py).
+-- in SearchStore._search_gucs (storage/postgres/retrieval/search.py).
 
 -- name: lexical_terms
--- The lexical leg (storage/postgres/lexical_leg.py) starts here: the query's meaningful words
+-- The lexical leg (storage/postgres/retrieval/lexical_leg.py) starts here: the query's meaningful words
 -- (memhub_query_terms, 0003), how many a memory must hold (a share of them, at most
 -- %(max_need)s), and what BM25 needs (search.lexical): every lexeme of every word with the
 -- word's 1-based index, each word's document frequency and IDF from the namespace's
--- statistics (storage/postgres/lexicon.py; a word not counted there is in one memory), and the average
+-- statistics (storage/postgres/retrieval/lexicon.py; a word not counted there is in one memory), and the average
 -- memory length. No statistics yet: every frequency 1, every IDF 1, no length norm. `key`
 -- prefixes the words of the index gates (migration 0011).
 WITH words AS (
@@ -45,7 +45,7 @@ SELECT w.terms, w.need,
   FROM words w;
 
 -- name: lexical
--- The candidates (storage/postgres/lexical_leg.py), each read through the namespaced-lexeme GIN index
+-- The candidates (storage/postgres/retrieval/lexical_leg.py), each read through the namespaced-lexeme GIN index
 -- (0011) under stage 0: the memories holding any of the rarest words (%(rare)s, NULL when none
 -- is rare enough; at most %(take)s), and those the coverage levels over the other words find
 -- (memhub_lexical_candidates, 0006: strictest first, stopping at the leg's depth). Each is
@@ -198,7 +198,7 @@ SELECT m.id, m.kind, m.current_revision, m.title, m.content, m.needs_reverificat
 -- name: context_recent
 -- memory_context without a query: the live memories of the namespace, newest first, with
 -- their current vectors (as fetch_live_context). Only what it sends
--- (storage/postgres/context.context_item): the stored tsvectors were half the cost of reading 300
+-- (storage/postgres/retrieval/context.context_item): the stored tsvectors were half the cost of reading 300
 -- rows (8.5 -> 4 ms at 100k).
 SELECT m.id, m.kind, m.current_revision, m.title, m.content, m.needs_reverification,
        e.embedding

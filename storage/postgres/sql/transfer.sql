@@ -1,4 +1,4 @@
--- Export and import of one namespace (storage/postgres/transfer.py). Exports read as
+-- Export and import of one namespace (storage/postgres/operator/transfer.py). Exports read as
 -- memhub_app in one REPEATABLE READ snapshot; imports write as the owner with
 -- memhub.restoring on (migration 0025). Every statement names the namespace.
 

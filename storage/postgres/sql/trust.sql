@@ -1,5 +1,5 @@
 -- Provenance checks, verifications, observations, re-verification and coord_health
--- (storage/postgres/trust.py, health.py; migration 0029). Every statement names the namespace;
+-- (storage/postgres/memories/trust.py, health.py; migration 0029). Every statement names the namespace;
 -- row-level security confines it too.
 
 -- name: missing_sources
@@ -133,5 +133,5 @@ SELECT o.namespace, count(*)::int AS total,
  ORDER BY o.namespace;
 
 -- name: synchronous_commit
--- Whether an acknowledged COMMIT is durable (storage/postgres/trust.py, persisted()).
+-- Whether an acknowledged COMMIT is durable (storage/postgres/memories/trust.py, persisted()).
 SELECT current_setting('synchronous_commit') AS setting;

@@ -1,0 +1,274 @@
+"""The embedding worker: turns queued `embedding_jobs` into `memory_embeddings`.
+
+Writes enqueue a job in their own transaction (so a write never waits on, or fails because of,
+the model). This service claims due jobs with `FOR UPDATE SKIP LOCKED` (any number of workers,
+in any number of processes, never take the same job), embeds each batch in ONE model call in a
+thread, upserts the vectors and deletes the jobs in the same transaction. A failed job is retried
+with exponential backoff (`run_after`) and dead-lettered after `MEMHUB_EMBED_MAX_ATTEMPTS`.
+
+It wakes on `NOTIFY memhub_embedding_jobs` (a statement trigger on the queue, delivered at the
+writer's COMMIT) and also polls, so a lost notification or a backoff expiring costs at most
+`POLL_SECONDS`. LISTEN needs a session of its own: behind a transaction pooler it listens on
+MEMHUB_DIRECT_DATABASE_URL, and without one it only polls (`PgCore.listen_dsn`).
+
+Pacing. Writes are cheaper than their embeddings, so a steady stream of them keeps a standing
+queue in front of the worker: every write is found by meaning seconds after its
+acknowledgement. With MEMHUB_EMBED_MAX_LAG_SECONDS set (off by default: a bulk import would
+make every client's writes wait), while the worker is more than that many seconds behind (the
+newest job of a full batch had waited that long by the batch's end), `pace` holds a write's
+acknowledgement, at most PACE_MAX_WAIT, until it has caught up. The write is already
+committed; the CPU it would have spent on the next write goes to the queue instead, so the
+rate of writes stays what the machine can embed, and the delay to searchable stays under the
+bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ....embedding.embedder import Embedder, document_text
+from ..listener import Listener
+from ..queries import q
+from ..rows import Conn, row_of
+
+if TYPE_CHECKING:
+    from ..core import PgCore
+
+logger = logging.getLogger(__name__)
+
+CHANNEL = "memhub_embedding_jobs"
+POLL_SECONDS = 1.0
+ERROR_BACKOFF_MAX = 30.0
+# The longest a write's acknowledgement is held: a worker that cannot catch up (a burst from
+# many clients on a small host) slows acknowledgements, never stops them.
+PACE_MAX_WAIT = 2.0
+
+
+async def process_batch(backend: PgCore, embedder: Embedder, *, batch: int, max_attempts: int
+                        ) -> dict[str, float]:
+    """Claim up to `batch` due jobs and finish them in one transaction.
+
+    Returns counts: claimed, embedded, skipped (retired memory, newer revision queued, or
+    already embedded), failed (retried later), dead; and newest_wait, the seconds the newest
+    claimed job had waited when it was claimed (0 when none was).
+    """
+    model = embedder.model_name
+
+    async def work(conn: Conn) -> dict[str, float]:
+        cur = await conn.execute(q("embeddings.claim"), {"batch": batch})
+        jobs = await cur.fetchall()
+        counts = {"claimed": len(jobs), "embedded": 0, "skipped": 0, "failed": 0, "dead": 0,
+                  "newest_wait": min((job["waited"] for job in jobs), default=0.0)}
+        finished: list[int] = []
+        todo: list[dict[str, Any]] = []
+        for job in jobs:
+            if job["memory_status"] != "ACTIVE" or job["revision"] < job["current_revision"]:
+                finished.append(job["id"])  # retired, or a newer revision's job is queued
+                counts["skipped"] += 1
+            elif (job["embedded_model"] == model
+                  and job["embedded_revision"] is not None
+                  and job["embedded_revision"] >= job["current_revision"]):
+                finished.append(job["id"])
+                counts["skipped"] += 1
+            else:
+                todo.append(job)
+        vectors, errors = await _embed(embedder, todo)
+        upserts = []
+        for job, vector, error in zip(todo, vectors, errors, strict=True):
+            if error is None:
+                upserts.append({
+                    "memory_id": job["memory_id"],
+                    "namespace": job["namespace"],
+                    # The text embedded is the row's current one, so label it with that revision.
+                    "revision": job["current_revision"],
+                    "model": model,
+                    "embedding": vector,
+                })
+                finished.append(job["id"])
+                counts["embedded"] += 1
+            else:
+                cur = await conn.execute(q("embeddings.fail_job"), {
+                    "id": job["id"], "error": error, "max_attempts": max_attempts,
+                })
+                outcome = await row_of(cur)
+                counts["dead" if outcome["status"] == "dead" else "failed"] += 1
+                logger.warning(
+                    "embedding job failed",
+                    extra={"job_id": job["id"], "memory_id": str(job["memory_id"]),
+                           "attempts": outcome["attempts"], "status": outcome["status"],
+                           "error": error[:200]},
+                )
+        if upserts:
+            # One pipelined batch instead of a round trip per vector.
+            async with conn.cursor() as cur:
+                await cur.executemany(q("embeddings.upsert_vector"), upserts)
+        if finished:
+            await conn.execute(q("embeddings.delete_jobs"), {"ids": finished})
+        return counts
+
+    return await backend._run("*", work, retry_safe=False)
+
+
+async def _embed(embedder: Embedder, jobs: list[dict[str, Any]]
+                 ) -> tuple[list[Any], list[str | None]]:
+    """One model call for the batch; if it fails, one call per job so a single poisonous text
+    fails alone instead of taking its batch down with it."""
+    if not jobs:
+        return [], []
+    texts = [document_text(job["title"], job["content"]) for job in jobs]
+    try:
+        batch = await asyncio.to_thread(embedder.embed_documents, texts)
+        return list(batch), [None] * len(jobs)
+    except Exception as exc:
+        if len(jobs) == 1:
+            return [None], [f"{type(exc).__name__}: {exc}"]
+    vectors: list[Any] = []
+    errors: list[str | None] = []
+    for text in texts:
+        try:
+            vectors.extend(await asyncio.to_thread(embedder.embed_documents, [text]))
+            errors.append(None)
+        except Exception as exc:
+            vectors.append(None)
+            errors.append(f"{type(exc).__name__}: {exc}")
+    return vectors, errors
+
+
+async def enqueue_missing(backend: PgCore, model: str) -> int:
+    """Queue a job for every live memory lacking a current vector of `model`; return how many."""
+
+    async def work(conn: Conn) -> int:
+        cur = await conn.execute(q("embeddings.enqueue_missing"), {"model": model})
+        return len(await cur.fetchall())
+
+    return await backend._run("*", work, retry_safe=False)
+
+
+async def queue_counts(backend: PgCore) -> dict[str, int]:
+    async def work(conn: Conn) -> dict[str, int]:
+        cur = await conn.execute(q("embeddings.queue_counts"))
+        return dict(await row_of(cur))
+
+    return await backend._run("*", work, retry_safe=True)
+
+
+class EmbeddingWorker:
+    def __init__(self, backend: PgCore, embedder: Embedder, *, batch: int, max_attempts: int,
+                 max_lag: float = 0.0,
+                 record_run: Callable[[bool], None] = lambda ok: None) -> None:
+        """`record_run(ok)` is called after each claim-and-embed pass (the app's metrics);
+        `max_lag`: MEMHUB_EMBED_MAX_LAG_SECONDS, 0 for no pacing."""
+        self.backend = backend
+        self.record_run = record_run
+        self.embedder = embedder
+        self.batch = batch
+        self.max_attempts = max_attempts
+        self.totals = {"embedded": 0, "skipped": 0, "failed": 0, "dead": 0, "batches": 0,
+                       "paced_writes": 0}
+        self.last_batch_ms: float | None = None
+        self.max_lag = max_lag
+        self.lag = 0.0  # seconds the queue is behind, as of the last batch
+        self._caught_up = asyncio.Event()
+        self._caught_up.set()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task | None = None
+        dsn = backend.listen_dsn
+        self._listener = (None if dsn is None else Listener(
+            dsn, CHANNEL, lambda _: self._wake.set(),
+            lost="embedding listener lost; polling meanwhile"))
+
+    @property
+    def listening(self) -> bool:
+        return self._listener is not None and self._listener.listening
+
+    def status(self) -> dict[str, Any]:
+        return {"running": self._task is not None and not self._task.done(),
+                "listening": self.listening, "last_batch_ms": self.last_batch_ms,
+                "lag_seconds": round(self.lag, 3), **self.totals}
+
+    async def pace(self) -> None:
+        """Return once the queue is at most `max_lag` seconds behind, or after PACE_MAX_WAIT
+        (at once when it is, when pacing is off, or when this worker is not running)."""
+        if self._caught_up.is_set() or self._task is None or self._task.done():
+            return
+        self.totals["paced_writes"] += 1
+        try:
+            await asyncio.wait_for(self._caught_up.wait(), PACE_MAX_WAIT)
+        except TimeoutError:
+            pass
+
+    def _behind(self, lag: float) -> None:
+        self.lag = lag
+        if self.max_lag <= 0 or lag <= self.max_lag:
+            self._caught_up.set()
+        else:
+            self._caught_up.clear()
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="memhub-embedding-worker")
+        if self._listener is not None:
+            self._listener.start("memhub-embedding-listen")
+
+    async def stop(self) -> None:
+        self._caught_up.set()  # no write waits for a worker that is going
+        if self._task is not None:
+            self._task.cancel()
+        if self._listener is not None:
+            await self._listener.stop()
+        if self._task is not None:
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):
+                pass
+
+    async def _run(self) -> None:
+        while not self.embedder.wait(0):
+            await asyncio.sleep(0.05)
+        if not self.embedder.ready:
+            # Jobs stay queued (no attempts burned): a restart with the model embeds them.
+            logger.warning("embedding worker idle: no model", extra=self.embedder.status())
+            return
+        delay = 0.5
+        requeued = False
+        while True:
+            try:
+                if not requeued:
+                    # A changed model (or a lost job) leaves vectors missing: queue them once.
+                    count = await enqueue_missing(self.backend, self.embedder.model_name)
+                    requeued = True
+                    if count:
+                        logger.info("queued re-embedding", extra={"jobs": count,
+                                    "model": self.embedder.model_name})
+                self._wake.clear()
+                started = time.perf_counter()
+                counts = await process_batch(self.backend, self.embedder, batch=self.batch,
+                                             max_attempts=self.max_attempts)
+                self.record_run(True)
+                delay = 0.5
+                # A full batch leaves more behind it, at least as new as its newest job.
+                self._behind(counts["newest_wait"] + time.perf_counter() - started
+                             if counts["claimed"] >= self.batch else 0.0)
+                if counts["claimed"]:
+                    self.last_batch_ms = round((time.perf_counter() - started) * 1000, 1)
+                    self.totals["batches"] += 1
+                    for key in ("embedded", "skipped", "failed", "dead"):
+                        self.totals[key] += int(counts[key])
+                if counts["claimed"] < self.batch:
+                    try:
+                        await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
+                    except TimeoutError:
+                        pass
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self.record_run(False)
+                self._behind(0.0)  # nothing measured: never hold writes on a failing worker
+                logger.warning("embedding worker error; backing off",
+                               extra={"error": f"{type(exc).__name__}: {exc}"[:300],
+                                      "seconds": delay})
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, ERROR_BACKOFF_MAX)

@@ -1,0 +1,245 @@
+"""`GateStore`: the intent gate on PostgreSQL (a PostgresBackend mixin over `RecallStore`;
+migration 0033, docs/intent-gate.md).
+
+Two-phase writes. `gate_hold` runs before a supersede or forget: in a namespace whose profile
+has `intent_gate: "on"`, a call without `confirmation` writes nothing and answers a preview
+with a signed, short-lived token bound to the exact arguments (storage/gate_confirm.py); the
+call that brings it back spends the token's nonce (its own transaction, committed before the
+write: a write that then fails needs a new preview, but no token ever applies twice) and goes
+ahead. Namespaces with the gate off never see any of it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from psycopg.types.json import Jsonb
+
+from ....config import Settings
+from ....errors import ConfirmationUsed, Conflict, InvalidInput, NotFound
+from ... import gate_confirm
+from ... import memory_input as mi
+from ...gate_input import (
+    check_guidance,
+    check_intent,
+    check_outcome,
+    check_skill_name,
+    check_trigger,
+    evaluate,
+)
+from ...memory_dicts import iso
+from ...principal import Principal, check_namespace
+from ..idempotency import IdempotentWrites
+from ..retrieval.recall import RecallStore
+from ..rows import Conn, many, one, one_row
+from ..server_secrets import ServerSecrets
+from .gate_cache import GateCache, GateEntry
+
+if TYPE_CHECKING:
+    from ....embedding.embedder import Embedder
+
+INTENT_LIMIT_MAX = 50
+
+
+def _fresh(row: dict[str, Any]) -> dict[str, Any]:
+    out = {"id": str(row["id"]), "kind": row["kind"], "title": row["title"],
+           "status": row["status"], "updated_at": iso(row["updated_at"]),
+           "updated_age_seconds": row["updated_age_seconds"],
+           "last_verified_at": iso(row["last_verified_at"])}
+    if row.get("relation"):
+        out["relation"] = row["relation"]
+    return out
+
+
+def _skill(row: dict[str, Any]) -> dict[str, Any]:
+    return {"name": row["name"], "trigger": row["trigger"], "guidance": row["guidance"],
+            "version": row["version"], "updated_at": iso(row["updated_at"])}
+
+
+class GateStore(RecallStore, ServerSecrets, IdempotentWrites):
+    """Implements `GateBackend`: intent_open reads through `recall`, confirmations are signed
+    with a server secret."""
+
+    def __init__(self, settings: Settings, dsn: str, *, embedder: Embedder | None = None
+                 ) -> None:
+        super().__init__(settings, dsn, embedder=embedder)
+        self._gate_cache_made: GateCache | None = None
+        self._gate_secret_value: bytes | None = None
+
+    @property
+    def _gate_cache(self) -> GateCache:
+        """This process's cache of each namespace's gate, made on first use (with LISTEN where
+        `listen_dsn` then allows it)."""
+        if self._gate_cache_made is None:
+            self._gate_cache_made = GateCache(self.settings.gate_cache_ttl_seconds,
+                                              self.listen_dsn)
+        return self._gate_cache_made
+
+    async def close(self) -> None:
+        if self._gate_cache_made is not None:
+            await self._gate_cache_made.stop()
+        await super().close()
+
+    async def _gate_entry(self, namespace: str) -> GateEntry:
+        async def load() -> GateEntry:
+            async def read(conn: Conn) -> GateEntry:
+                profile = await one(conn, "gate.gate_profile", {"namespace": namespace})
+                skills = await many(conn, "gate.skills", {"namespace": namespace})
+                return GateEntry(
+                    gate_on=bool(profile and profile["intent_gate"] == "on"),
+                    profile_version=profile["version"] if profile else 0,
+                    skills=tuple(_skill(s) for s in skills))
+            return await self._run(namespace, read, retry_safe=True)
+        return await self._gate_cache.get(namespace, load)
+
+    async def _gate_secret(self) -> bytes:
+        if self._gate_secret_value is None:
+            self._gate_secret_value = await self.admin_secret(gate_confirm.SECRET_NAME)
+        return self._gate_secret_value
+
+    # --- two-phase writes -----------------------------------------------------------------
+    async def gate_hold(self, principal: Principal, namespace: str, tool: str,
+                        arguments: dict[str, Any], confirmation: str | None, *,
+                        targets: list[str]) -> dict[str, Any] | None:
+        check_namespace(principal, namespace, write=True)
+        ttl = self.settings.gate_confirm_ttl_seconds
+        if confirmation is not None:
+            nonce = gate_confirm.verify(await self._gate_secret(), confirmation, namespace,
+                                        principal.token_id, tool, arguments, ttl)
+
+            async def spend(conn: Conn) -> dict[str, Any] | None:
+                return await one(conn, "gate.spend_nonce", {"namespace": namespace,
+                                                            "nonce": nonce})
+            if await self._run(namespace, spend, retry_safe=False) is None:
+                raise ConfirmationUsed("this confirmation was already used; nothing was written")
+            return None
+        if not (await self._gate_entry(namespace)).gate_on:
+            return None
+        ids = ([mi.parse_id(t) for t in targets] if tool == "memory_forget"
+               else mi.check_supersedes(targets))
+
+        async def read(conn: Conn) -> tuple[list[dict], list[dict]]:
+            params = {"namespace": namespace, "ids": ids}
+            found = await many(conn, "gate.preview_targets", params)
+            deps = await many(conn, "gate.preview_dependents",
+                              {**params, "ids": [str(i) for i in ids]})
+            return found, deps
+
+        found, deps = await self._run(namespace, read, retry_safe=True)
+        becomes = "SUPERSEDED" if tool == "memory_remember" else "DELETED"
+        known = {str(r["id"]) for r in found}
+        return {
+            "outcome": "preview",
+            "written": False,
+            "tool": tool,
+            "would_change": [{**_fresh(r), "becomes": becomes,
+                              "applicable": r["status"] == "ACTIVE"} for r in found],
+            "missing": [str(i) for i in ids if str(i) not in known],
+            "dependents": [_fresh(r) for r in deps],
+            "confirmation": gate_confirm.issue(await self._gate_secret(), namespace,
+                                               principal.token_id, tool, arguments),
+            "expires_in_seconds": ttl,
+            "verified_persisted": False,
+        }
+
+    # --- intents --------------------------------------------------------------------------
+    async def intent_open(self, principal: Principal, namespace: str, intent: Any, *,
+                          limit: int = 10) -> dict[str, Any]:
+        check_namespace(principal, namespace, write=True)
+        clean = check_intent(intent)
+        if isinstance(limit, bool) or not isinstance(limit, int) \
+                or not 1 <= limit <= INTENT_LIMIT_MAX:
+            raise InvalidInput(f"limit must be 1-{INTENT_LIMIT_MAX}", field="limit")
+        found = await self.recall(principal, namespace, clean["text"],
+                                  limit=limit)
+        entry = await self._gate_entry(namespace)
+        guidance = [{"skill": s["name"], "version": s["version"], "guidance": s["guidance"]}
+                    for s in entry.skills if evaluate(s["trigger"], clean)]
+
+        async def write(conn: Conn) -> dict[str, Any]:
+            return await one_row(conn, "gate.insert_intent", {
+                "namespace": namespace, **clean, "opened_by": principal.surface})
+
+        row = await self._run(namespace, write, retry_safe=False)
+        return {
+            "intent_id": str(row["id"]), "opened_at": iso(row["opened_at"]),
+            "memories": [r for r in found["results"] if r["memory"]["status"] == "ACTIVE"],
+            "answered": found["answered"], "degraded": found["degraded"],
+            "guidance": guidance, "intent_gate": "on" if entry.gate_on else "off",
+        }
+
+    async def gate_close_outcome(self, principal: Principal, namespace: str, intent_id: str,
+                                 outcome: str, *,
+                                 client_request_id: str | None = None) -> dict[str, Any]:
+        check_namespace(principal, namespace, write=True)
+        iid = mi.parse_id(intent_id, field="intent_id")
+        text = check_outcome(outcome)
+        request_id = mi.check_request_id(client_request_id)
+
+        async def body(conn: Conn) -> dict[str, Any]:
+            ids = {"namespace": namespace, "id": iid}
+            row = await one(conn, "gate.close_intent", {**ids, "outcome": text,
+                                                        "closed_by": principal.surface})
+            if row is None:
+                now = await one(conn, "gate.intent", ids)
+                if now is None:
+                    raise NotFound(f"no intent {iid} in namespace {namespace!r}")
+                raise Conflict("this intent already has an outcome; it is recorded once",
+                               remedy="Open a new intent for a new attempt.",
+                               **_intent(now))
+            return {"outcome": "closed", "intent": _intent(row)}
+
+        return await self._idempotent_write(principal, namespace, request_id, "gate_close",
+                                            {"intent_id": str(iid), "outcome": outcome}, body)
+
+    # --- skills ---------------------------------------------------------------------------
+    async def skill_define(self, principal: Principal, namespace: str, name: str,
+                           trigger: Any, guidance: str) -> dict[str, Any]:
+        check_namespace(principal, namespace, write=True)
+        clean_name = check_skill_name(name)
+        rule = check_trigger(trigger)
+        text = check_guidance(guidance)
+
+        async def write(conn: Conn) -> dict[str, Any]:
+            row = await one(conn, "gate.upsert_skill", {
+                "namespace": namespace, "name": clean_name, "trigger": Jsonb(rule),
+                "guidance": text, "updated_by": principal.surface})
+            if row is None:
+                row = await one_row(conn, "gate.skill", {"namespace": namespace,
+                                                         "name": clean_name})
+                return {"outcome": "unchanged", "skill": _skill(row)}
+            return {"outcome": "created" if row["inserted"] else "updated",
+                    "skill": _skill(row)}
+
+        result = await self._run(namespace, write, retry_safe=True)
+        # This process need not wait for its own NOTIFY.
+        self._gate_cache.invalidate(namespace)
+        return result
+
+    async def gate_cache_status(self, principal: Principal, namespace: str) -> dict[str, Any]:
+        check_namespace(principal, namespace, write=False)
+        cache = self._gate_cache
+        entry = cache.peek(namespace)
+        out: dict[str, Any] = {
+            "namespace": namespace, "cached": entry is not None,
+            "ttl_seconds": cache.ttl, "listening": cache.listening,
+            "invalidations": cache.invalidations,
+        }
+        if entry is not None:
+            out.update({
+                "intent_gate": "on" if entry.gate_on else "off",
+                "profile_version": entry.profile_version,
+                "skills": [{"name": s["name"], "version": s["version"]}
+                           for s in entry.skills],
+                "loaded_at": iso(entry.loaded_at),
+                "age_seconds": round(time.monotonic() - entry.loaded_mono, 3),
+            })
+        return out
+
+
+def _intent(row: dict[str, Any]) -> dict[str, Any]:
+    return {"id": str(row["id"]), "opened_at": iso(row["opened_at"]),
+            "outcome": row["outcome"], "closed_by": row["closed_by"],
+            "closed_at": iso(row["closed_at"])}
+

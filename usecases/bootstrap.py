@@ -1,0 +1,239 @@
+"""`session_bootstrap`'s use case: its steps, run server-side in a fixed order.
+
+Correct use of memhub at the start of a task is a sequence: learn which database answered,
+read the project's profile, check health, pick up what was handed over, see what changed, see
+what is stale, load context, open a session. Left to the client, a skipped step leaves no
+trace. Here each step runs in order and reports itself in `steps_run` (ok / degraded /
+skipped, and its time); a step that fails degrades itself, never the call, and later steps
+still run.
+
+The answer fits `budget_tokens` (counted as memory_context counts: its exact JSON). Context is
+packed last among the reads, into what the other sections left, and `fit` trims the answer
+should the session and step records push it over.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import MemhubError
+from ..runtime import Runtime
+from ..storage.context_pack import count_tokens, dumps
+from ..storage.principal import Principal
+from .model_status import scoped_model_status
+
+logger = logging.getLogger(__name__)
+
+STEPS = ("database", "profile", "health", "handoffs", "changes", "reverification", "context",
+         "session", "mark")
+HANDOFFS_SHOWN = 5
+REVERIFY_SHOWN = 10
+CHANGES_PAGE = 200
+CHANGES_PAGES_MAX = 5  # a summary counts at most 1,000 changes; the rest is one cursor away
+CHANGES_SHOWN = 10
+CONTEXT_MIN_TOKENS = 60  # below this a pack holds nothing useful: the step is skipped
+# Room kept for the session and the step records, written after the context is packed.
+TAIL_RESERVE = 260
+ERROR_CHARS = 160  # of a degraded step's message: the code says what; the rest is in the log
+
+
+@dataclass
+class Bootstrap:
+    rt: Runtime
+    principal: Principal
+    namespace: str
+    query: str | None
+    budget_tokens: int
+    title: str | None
+    client_request_id: str | None
+    answer: dict[str, Any] = field(default_factory=dict)
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    feed_cursor: str | None = None  # where the changes step read to
+
+    async def step(self, name: str, fn: Callable[[], Awaitable[Any]]) -> None:
+        """Run one step; its result (or None) goes in answer[name], its record in steps."""
+        started = time.perf_counter()
+        record: dict[str, Any] = {"step": name}
+        try:
+            result = await fn()
+        except Skipped as skip:
+            record.update(status="skipped", reason=skip.reason)
+            result = None
+        except MemhubError as err:
+            record.update(status="degraded",
+                          error={"code": err.code, "message": err.message[:ERROR_CHARS]})
+            result = None
+        except Exception as exc:  # a bug or an outage in one step must not lose the others
+            logger.exception("bootstrap step failed", extra={"step": name})
+            record.update(status="degraded",
+                          error={"code": "INTERNAL", "message": type(exc).__name__})
+            result = None
+        else:
+            record["status"] = "ok"
+        record["ms"] = round((time.perf_counter() - started) * 1000, 1)
+        self.steps.append(record)
+        self.answer[name] = result
+
+    # --- the steps, in order ------------------------------------------------------------
+    async def database(self) -> dict[str, Any]:
+        identity = await self.rt.storage().database_identity(self.principal, self.namespace)
+        pooled = identity.pop("pooled")  # answered last, after what only the process knows
+        return {**identity, "memhub_version": self.rt.version,
+                "embedded": self.rt.settings.database_url is None, "pooled": pooled}
+
+    async def profile(self) -> dict[str, Any]:
+        return await self.rt.storage().namespace_profile(self.principal, self.namespace)
+
+    async def health(self) -> dict[str, Any]:
+        backlog = await self.rt.storage().embedding_backlog(self.principal, self.namespace)
+        embedder = self.rt.embedder
+        model = (scoped_model_status(embedder.status()) if embedder is not None
+                 else {"state": "disabled"})
+        attention = []
+        if model.get("state") != "ready":
+            attention.append(f"embedding model {model.get('state')}: searches are lexical "
+                             "until it is ready")
+        if backlog["dead"]:
+            attention.append(f"{backlog['dead']} memories could not be embedded (dead jobs)")
+        return {"model": model, "embedding_queue": backlog, "degraded": bool(attention),
+                "attention": attention}
+
+    async def handoffs(self) -> dict[str, Any]:
+        return await self.rt.storage().open_handoffs(self.principal, self.namespace,
+                                                     limit=HANDOFFS_SHOWN)
+
+    async def changes(self) -> dict[str, Any]:
+        storage = self.rt.storage()
+        mark = await storage.bootstrap_mark(self.principal, self.namespace)
+        if mark is None:
+            self.feed_cursor = await storage.change_feed_head(self.principal, self.namespace)
+            return {"first_bootstrap": True, "since": None, "counts": {}, "recent": [],
+                    "has_more": False, "next_cursor": self.feed_cursor}
+        cursor, has_more = mark["cursor"], False
+        counts: Counter[str] = Counter()
+        recent: list[dict[str, Any]] = []
+        for _ in range(CHANGES_PAGES_MAX):
+            page = await storage.memory_changes(self.principal, self.namespace, cursor=cursor,
+                                                limit=CHANGES_PAGE)
+            counts.update(change["what"] for change in page["changes"])
+            recent = (recent + page["changes"])[-CHANGES_SHOWN:]
+            cursor, has_more = page["next_cursor"], page["has_more"]
+            if not has_more:
+                break
+        self.feed_cursor = cursor
+        return {"first_bootstrap": False, "since": mark["marked_at"], "counts": dict(counts),
+                "recent": recent, "has_more": has_more, "next_cursor": cursor}
+
+    async def reverification(self) -> dict[str, Any]:
+        return await self.rt.storage().reverification_due(self.principal, self.namespace,
+                                                          limit=REVERIFY_SHOWN)
+
+    async def context(self) -> dict[str, Any]:
+        room = self.budget_tokens - self.tokens() - TAIL_RESERVE
+        if room < CONTEXT_MIN_TOKENS:
+            raise Skipped(f"the other sections used the budget ({self.budget_tokens} tokens): "
+                          "call memory_context for more")
+        storage = self.rt.storage()
+        pack = await storage.context(self.principal, self.namespace, self.query,
+                                     budget_tokens=room)
+        if self.query is not None and not pack["memories"]:
+            # Nothing passed the retrieval guard: the start of a task still wants its bearings,
+            # so the newest memories are served, labelled as not matching the query.
+            pack = await storage.context(self.principal, self.namespace, None, budget_tokens=room)
+            pack["query_matched"] = False
+        return pack
+
+    async def session(self) -> dict[str, Any]:
+        if self.principal.read_only:
+            raise Skipped("read-only token: no session is opened")
+        title = self.title or f"{self.principal.surface} session"
+        created = await self.rt.storage().session_create(
+            self.principal, self.namespace, title=title,
+            client_request_id=self.client_request_id)
+        session = created["session"]
+        return {"id": session["id"], "outcome": created["outcome"], "title": session["title"]}
+
+    async def mark(self) -> dict[str, Any]:
+        if self.feed_cursor is None:
+            raise Skipped("the changes step did not run to the end: the mark stays where it was")
+        if self.principal.read_only:
+            raise Skipped("read-only token: the mark is not moved (changes are counted from "
+                          "where it was)")
+        await self.rt.storage().save_bootstrap_mark(self.principal, self.namespace,
+                                                    self.feed_cursor)
+        return {"cursor": self.feed_cursor}
+
+    async def run(self) -> dict[str, Any]:
+        for name in STEPS:
+            await self.step(name, getattr(self, name))
+        return self.fit()
+
+    # --- the budget ---------------------------------------------------------------------
+    def document(self, trimmed: int = 0, used: int | None = None) -> dict[str, Any]:
+        # Counted with tokens_used at the budget's value: the final, smaller figure never
+        # takes more tokens than the one counted.
+        return {"namespace": self.namespace, **self.answer, "steps_run": self.steps,
+                "budget_tokens": self.budget_tokens,
+                "tokens_used": self.budget_tokens if used is None else used,
+                "trimmed_items": trimmed}
+
+    def tokens(self, trimmed: int = 0) -> int:
+        return count_tokens(dumps(self.document(trimmed)))
+
+    def fit(self) -> dict[str, Any]:
+        """The answer within the budget: while it is over, drop the least useful item left
+        (the last context memory, then the oldest listed change, the last item due for
+        re-verification, the last handoff shown, the profile's description). Counts and
+        cursors stay, so nothing dropped is out of reach: each section says how to read the
+        rest."""
+        trimmed = 0
+        while (used := self.tokens(trimmed)) > self.budget_tokens:
+            if not self._drop_one():
+                break  # only the skeleton is left (tools/bootstrap.MIN_BUDGET_TOKENS leaves room)
+            trimmed += 1
+        return self.document(trimmed, used)
+
+    def _drop_one(self) -> bool:
+        context = self.answer.get("context")
+        if context and context.get("memories"):
+            context["memories"].pop()
+            context["omitted"] = context.get("omitted", 0) + 1
+            return True
+        changes = self.answer.get("changes")
+        if changes and changes.get("recent"):
+            changes["recent"].pop(0)
+            return True
+        due = self.answer.get("reverification")
+        if due and due.get("memories"):
+            due["memories"].pop()
+            return True
+        handoffs = self.answer.get("handoffs")
+        if handoffs and handoffs.get("handoffs"):
+            handoffs["handoffs"].pop()
+            return True
+        profile = (self.answer.get("profile") or {}).get("profile") or {}
+        if "description" in profile:
+            del profile["description"]  # namespace_profile reads it whole
+            profile["description_omitted"] = True
+            return True
+        return False
+
+
+async def bootstrap(rt: Runtime, principal: Principal, namespace: str, *, query: str | None,
+                    budget_tokens: int, title: str | None,
+                    client_request_id: str | None) -> dict[str, Any]:
+    """Every step, in order, for arguments already checked; the answer within `budget_tokens`.
+    A step's failure is in its record (steps_run), never raised."""
+    return await Bootstrap(rt, principal, namespace, query=query, budget_tokens=budget_tokens,
+                           title=title, client_request_id=client_request_id).run()
+
+
+class Skipped(Exception):  # noqa: N818 (a step's outcome, not an error)
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
