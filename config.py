@@ -111,8 +111,6 @@ class Settings(BaseSettings):
     embed_worker: bool = True
     embed_max_attempts: int = Field(default=5, ge=1)
     hnsw_ef_search: int = Field(default=100, ge=1, le=1000)
-    semantic_max_distance: float = Field(default=0.54, gt=0, le=2)
-    semantic_neighbour_max_distance: float = Field(default=1.0, gt=0, le=2)
     rrf_k: int = Field(default=60, ge=1)
     query_cache_size: int = Field(default=1024, ge=0)
     expiry_sweep_seconds: float = Field(default=60.0, gt=0)

@@ -1,14 +1,15 @@
 """Retrieval evaluation on the hand-graded Paystream set (tests/eval/), through the real path.
 
-The corpus is loaded with `remember` (supersessions included); the 4 expired memories get an
-expiry in the past by SQL after creation (the database clock, as always). Embeddings are made by
-the real worker code (`process_batch`). Every query runs through `backend.search` (what the
-`memory_search` tool calls) in each mode. Metrics come from `ranx`.
+The corpus is loaded with `remember` (supersessions included), twice: as written, and with the
+questions each memory answers (bench/eval_set.py); the 4 expired memories get an expiry in the
+past by SQL. Embeddings are made by the real worker code (`process_batch`). Every query runs
+through `backend.search` (what the `memory_search` tool calls) in each mode, without and with
+its other phrasings (`also`). Metrics come from `ranx`.
 
     .venv/bin/python -m bench.eval_retrieval     # writes docs/evaluation.md and
                                                  # docs/eval/baseline.json
 
-Also importable: tests/eval/test_retrieval_gate.py uses `prepare` and `evaluate_mode`.
+Also importable: tests/eval/test_retrieval_gate.py uses `evaluate_all`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from bench.eval_set import (
     EvalEnv,
     K,
     embedded_eval_env,
+    load_phrasings,
 )
 from memhub.config import Settings
 
@@ -34,17 +36,31 @@ REPORT = DOCS / "evaluation.md"
 BASELINE = DOCS / "eval" / "baseline.json"
 MODES = ("lexical", "semantic", "hybrid")
 TYPES = ("lexical", "paraphrase", "identifier", "stale_trap", "unanswerable", "multi")
+ANSWERABLE_TYPES = tuple(t for t in TYPES if t != "unanswerable")
 METRICS = ("ndcg@10", "recall@10", "precision@10", "mrr")
+# What the calling model adds: its phrasings of the query, the questions a memory answers.
+VARIANTS = ("plain", "also", "questions", "also+questions")
 # A regression beyond this (absolute) on any gated metric fails CI.
 MARGIN = 0.02
 
 
-async def run_mode(env: EvalEnv, mode: str, limit: int = K) -> dict[str, list[str]]:
-    """qid -> returned refs, best first (a memory the set does not know shows as its id)."""
+def variant_env(env: EvalEnv, variant: str) -> EvalEnv:
+    """The namespace a variant reads: the one written with questions for those with them."""
+    if "questions" in variant:
+        assert env.questioned is not None
+        return env.questioned
+    return env
+
+
+async def run_mode(env: EvalEnv, mode: str, limit: int = K, *,
+                   also: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
+    """qid -> returned refs, best first (a memory the set does not know shows as its id).
+    `also`: each query's other phrasings, by id."""
     out: dict[str, list[str]] = {}
     for query in env.queries:
         result = await env.backend.search(EVAL_PRINCIPAL, env.namespace, query["query"],
-                                          limit=limit, mode=mode)
+                                          limit=limit, mode=mode,
+                                          also=(also or {}).get(query["id"]))
         out[query["id"]] = [env.ref_of.get(r["memory"]["id"], r["memory"]["id"])
                             for r in result["results"]]
     return out
@@ -110,44 +126,37 @@ def evaluate_mode(env_queries: list[dict[str, Any]], runs: dict[str, list[str]],
     return {"overall": overall, "by_type": by_type, "failing": failing, "leaks": leaks}
 
 
-async def evaluate_all(env: EvalEnv, modes=MODES) -> dict[str, Any]:
-    return {mode: evaluate_mode(env.queries, await run_mode(env, mode), env.active)
-            for mode in modes}
+async def evaluate_all(env: EvalEnv, modes=MODES, variants=VARIANTS
+                       ) -> dict[str, dict[str, Any]]:
+    """{variant: {mode: evaluate_mode(...)}}."""
+    phrasings = load_phrasings()
+    out: dict[str, dict[str, Any]] = {}
+    for variant in variants:
+        venv = variant_env(env, variant)
+        also = phrasings if variant.startswith("also") else None
+        out[variant] = {mode: evaluate_mode(venv.queries, await run_mode(venv, mode, also=also),
+                                            venv.active)
+                        for mode in modes}
+    return out
 
 
-async def sweep(env: EvalEnv, settings: Settings) -> dict[str, Any]:
-    """nDCG / precision / abstention against the semantic distance gate and the lexical
-    coverage floor, to choose both on the set rather than by intuition."""
+async def coverage_sweep(env: EvalEnv) -> list[dict[str, Any]]:
+    """nDCG / precision against the lexical coverage floor (plain queries), to choose it on
+    the set rather than by intuition."""
     backend = env.backend
-    original_settings, original_cov = backend.settings, backend.lexical_min_coverage
-    gates = [0.30, 0.40, 0.45, 0.50, 0.52, 0.54, 0.56, 0.58, 0.60, 0.62, 0.64, 0.66, 0.70, 0.80,
-             2.0]
-    distance_rows = []
+    original = backend.lexical_min_coverage
+    rows = []
     try:
-        for gate in gates:
-            backend.settings = settings.model_copy(update={
-                "semantic_max_distance": gate,
-                "semantic_neighbour_max_distance": max(
-                    gate, settings.semantic_neighbour_max_distance)})
-            row = {"gate": gate}
-            for mode in ("semantic", "hybrid"):
-                result = evaluate_mode(env.queries, await run_mode(env, mode), env.active)
-                row[mode] = {k: result["overall"].get(k)
-                             for k in ("ndcg@10", "recall@10", "precision@10", "abstain")}
-            distance_rows.append(row)
-        backend.settings = original_settings
-        coverage_rows = []
         for cov in (0.0, 0.25, 0.34, 0.5, 0.67, 0.75, 1.0):
             backend.lexical_min_coverage = cov
-            row = {"coverage": cov}
+            row: dict[str, Any] = {"coverage": cov}
             for mode in ("lexical", "hybrid"):
                 result = evaluate_mode(env.queries, await run_mode(env, mode), env.active)
-                row[mode] = {k: result["overall"].get(k)
-                             for k in ("ndcg@10", "recall@10", "precision@10", "abstain")}
-            coverage_rows.append(row)
+                row[mode] = {k: result["overall"].get(k) for k in ("ndcg@10", "precision@10")}
+            rows.append(row)
     finally:
-        backend.settings, backend.lexical_min_coverage = original_settings, original_cov
-    return {"distance": distance_rows, "coverage": coverage_rows}
+        backend.lexical_min_coverage = original
+    return rows
 
 
 async def token_saving(env: EvalEnv) -> dict[str, Any]:
@@ -178,25 +187,6 @@ async def token_saving(env: EvalEnv) -> dict[str, Any]:
 
 # --- report ------------------------------------------------------------------------------
 
-# The product requirement behind both thresholds: a question nothing answers gets an empty
-# answer. So: the best hybrid nDCG@10 among values where hybrid abstains on at least 8 of the 9
-# unanswerable queries; ties go to the stricter value.
-MIN_ABSTAIN = 8 / 9
-
-
-def choose(rows: list[dict[str, Any]], key: str, stricter: int) -> float:
-    """stricter=-1: smaller is stricter (the distance gate); +1: larger is (coverage floor)."""
-    allowed = [r for r in rows if r["hybrid"]["abstain"] >= MIN_ABSTAIN - 1e-9] or rows
-    return max(allowed, key=lambda r: (r["hybrid"]["ndcg@10"], stricter * r[key]))[key]
-
-
-def plateau(rows: list[dict[str, Any]], key: str) -> list[float]:
-    """The settings tied with the rule's choice (same hybrid nDCG@10, abstention allowed)."""
-    allowed = [r for r in rows if r["hybrid"]["abstain"] >= MIN_ABSTAIN - 1e-9] or rows
-    best = max(r["hybrid"]["ndcg@10"] for r in allowed)
-    return sorted(r[key] for r in allowed if abs(r["hybrid"]["ndcg@10"] - best) < 1e-9)
-
-
 def _fmt(value: Any) -> str:
     if value is None:
         return "–"
@@ -217,14 +207,17 @@ def provenance_line() -> str:
             f"{machine()}, 1-minute load average {os.getloadavg()[0]:.1f} at the end.")
 
 
-def baseline_of(results: dict[str, Any]) -> dict[str, Any]:
-    return {mode: {"overall": r["overall"], "by_type": r["by_type"]}
-            for mode, r in results.items()}
+def baseline_of(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {variant: {mode: {"overall": r["overall"], "by_type": r["by_type"]}
+                      for mode, r in modes.items()}
+            for variant, modes in results.items()}
 
 
 def render_report(results, sweep_rows, tokens, env: EvalEnv, settings: Settings,
                   lag: dict[str, Any] | None, recall: dict[str, Any] | None = None) -> str:
     """docs/evaluation.md: every figure of this run, nothing else."""
+    plain = results["plain"]
+    n_types = {t: plain["hybrid"]["by_type"][t]["queries"] for t in TYPES}
     lines = [
         "# Retrieval evaluation",
         "",
@@ -236,80 +229,68 @@ def render_report(results, sweep_rows, tokens, env: EvalEnv, settings: Settings,
         "The set is `tests/eval/` (described in its README): 219 memories of one project, 21 "
         "supersession chains, 4 expired memories, 57 queries graded by reading the corpus. "
         "Every query runs through `backend.search`, the path the `memory_search` tool takes, "
-        "in each mode.",
+        "in each mode. What the calling model adds was written before any of it was tuned, by "
+        "models that saw one side only (tests/eval/README.md): `also`, three other phrasings "
+        "of each query (`tests/eval/phrasings.json`, written from the queries alone); "
+        "`questions`, three questions each memory answers (`tests/eval/memory_questions.json`, "
+        "written from the memories alone), stored with the memories in a second namespace.",
         "",
-        f"Settings: model `{settings.embed_model}`, semantic gate "
-        f"{settings.semantic_max_distance} (neighbours up to "
-        f"{settings.semantic_neighbour_max_distance} once answerable), lexical BM25 with "
-        f"coverage floor {env.backend.lexical_min_coverage} (at most "
-        f"{env.backend.lexical_max_need} words), RRF k={settings.rrf_k}, "
-        f"hnsw.ef_search={settings.hnsw_ef_search}. Metrics by `ranx`; nDCG@10 uses the "
-        "0/1/2 grades, recall/precision/MRR count grade >= 1 as relevant; they average over the "
-        "48 answerable queries. `abstain` is the share of the 9 unanswerable queries that "
-        "return nothing. `stale leaks` counts every superseded or expired memory returned by "
-        "any query at any rank: it must be 0.",
+        f"Settings: model `{settings.embed_model}`; lexical BM25 with coverage floor "
+        f"{env.backend.lexical_min_coverage} (at most {env.backend.lexical_max_need} words); "
+        f"RRF k={settings.rrf_k}; hnsw.ef_search={settings.hnsw_ef_search}. Metrics by `ranx`; "
+        "nDCG@10 uses the 0/1/2 grades, recall/MRR count grade >= 1 as relevant; they average "
+        "over the 48 answerable queries. memory_search always ranks (whether a result answers "
+        "is the retrieval guard's `match`): abstaining is `recall`'s, below. `stale leaks` "
+        "counts every superseded or expired memory returned by any query at any rank: it must "
+        "be 0.",
         "",
-        "## Per mode",
+        "## Per mode, without and with what the calling model adds",
         "",
-        "| mode | nDCG@10 | recall@10 | P@10 | MRR | abstain | stale leaks |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| mode | aid | nDCG@10 | recall@10 | MRR | stale leaks |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
-    for mode, r in results.items():
-        o = r["overall"]
-        lines.append(f"| {mode} | {_fmt(o.get('ndcg@10'))} | {_fmt(o.get('recall@10'))} | "
-                     f"{_fmt(o.get('precision@10'))} | {_fmt(o.get('mrr'))} | "
-                     f"{_fmt(o.get('abstain'))} | {o['stale_leaks']} |")
-    hybrid_fail = results.get("hybrid", {}).get("failing", [])
-    per_type = {t: sum(1 for f in hybrid_fail if f["type"] == t) for t in TYPES}
-    lines += ["", "Hybrid, the default: " + "; ".join(
-        f"{per_type[t]} of {next(iter(results.values()))['by_type'][t]['queries']} {t} "
-        f"queries {'answered when they should not be' if t == 'unanswerable' else 'fail'}"
-        for t in TYPES) + ". Paraphrase queries (no shared words, by construction) are the "
-        "weak spot: the model puts their answers at cosine distances where unanswerable "
-        "queries find their nearest neighbours too, so the gate that keeps unanswerable "
-        "queries empty also leaves most paraphrase queries unanswered (the sweep below: "
-        "without a gate hybrid nDCG@10 is higher and abstention is 0). Why the legs are fused "
-        "by rank: docs/retrieval.md, Fusion."]
-    lines += ["", "## Per query type (nDCG@10; abstain for unanswerable)", "",
-              "| type | n | " + " | ".join(results) + " |",
-              "| --- | --- | " + " | ".join("---" for _ in results) + " |"]
-    for qtype in TYPES:
-        n = next(iter(results.values()))["by_type"][qtype]["queries"]
-        key = "abstain" if qtype == "unanswerable" else "ndcg@10"
-        cells = [_fmt(results[m]["by_type"][qtype].get(key)) for m in results]
-        lines.append(f"| {qtype}{' (abstain)' if key == 'abstain' else ''} | {n} | "
-                     + " | ".join(cells) + " |")
-    lines += ["", "Recall@10 per type:", "",
-              "| type | " + " | ".join(results) + " |",
-              "| --- | " + " | ".join("---" for _ in results) + " |"]
-    for qtype in TYPES:
-        if qtype == "unanswerable":
-            continue
-        cells = [_fmt(results[m]["by_type"][qtype].get("recall@10")) for m in results]
-        lines.append(f"| {qtype} | " + " | ".join(cells) + " |")
+    for mode in MODES:
+        for variant in VARIANTS:
+            o = results[variant][mode]["overall"]
+            lines.append(f"| {mode} | {variant} | {_fmt(o.get('ndcg@10'))} | "
+                         f"{_fmt(o.get('recall@10'))} | {_fmt(o.get('mrr'))} | "
+                         f"{o['stale_leaks']} |")
+    lines += ["", "## Per query type, hybrid (nDCG@10)", "",
+              "| type | n | " + " | ".join(VARIANTS) + " |",
+              "| --- | --- | " + " | ".join("---" for _ in VARIANTS) + " |"]
+    for qtype in ANSWERABLE_TYPES:
+        cells = [_fmt(results[v]["hybrid"]["by_type"][qtype].get("ndcg@10")) for v in VARIANTS]
+        lines.append(f"| {qtype} | {n_types[qtype]} | " + " | ".join(cells) + " |")
+    lines += ["", "## Per query type and mode, plain queries (nDCG@10)", "",
+              "| type | n | " + " | ".join(MODES) + " |",
+              "| --- | --- | " + " | ".join("---" for _ in MODES) + " |"]
+    for qtype in ANSWERABLE_TYPES:
+        cells = [_fmt(plain[m]["by_type"][qtype].get("ndcg@10")) for m in MODES]
+        lines.append(f"| {qtype} | {n_types[qtype]} | " + " | ".join(cells) + " |")
     ident = {q["id"]: q for q in env.queries if q["type"] == "identifier"}
+    fails = {(v, m): {f["id"] for f in results[v][m]["failing"]}
+             for v in VARIANTS for m in MODES}
     lines += ["", "## Identifiers", "",
               "The lexical leg matches each query word's contraction-stripped and acronym "
-              "singular/plural spellings as well as the word (docs/retrieval.md, Lexical leg). "
-              "Identifier queries that miss in a mode are listed under *Still failing*.",
-              "", "| query | " + " | ".join(results) + " |",
-              "| --- | " + " | ".join("---" for _ in results) + " |"]
-    per_mode_fail = {m: {f["id"] for f in r["failing"]} for m, r in results.items()}
+              "singular/plural spellings as well as the word (docs/retrieval.md, Lexical leg); "
+              "`miss`: nDCG@10 below 0.5.", "",
+              "| query | " + " | ".join(MODES) + " | hybrid, also+questions |",
+              "| --- | " + " | ".join("---" for _ in MODES) + " | --- |"]
     for qid, query in ident.items():
-        cells = ["miss" if qid in per_mode_fail[m] else "ok" for m in results]
+        cells = ["miss" if qid in fails[("plain", m)] else "ok" for m in MODES]
+        cells.append("miss" if qid in fails[("also+questions", "hybrid")] else "ok")
         lines.append(f"| `{query['query']}` | " + " | ".join(cells) + " |")
-    lines += ["", "## Still failing", "",
-              "Answerable queries with nDCG@10 below 0.5, and unanswerable queries that "
-              "returned something, per mode (refs are `tests/eval/corpus.json` refs; `got` is "
-              "the top 5).", ""]
-    for mode, r in results.items():
-        lines.append(f"### {mode} ({len(r['failing'])})")
-        lines.append("")
-        if not r["failing"]:
+    lines += ["", "## Still failing in hybrid", "",
+              "Answerable queries with nDCG@10 below 0.5 (refs are `tests/eval/corpus.json` "
+              "refs; `got` is the top 5).", ""]
+    for variant in ("plain", "also+questions"):
+        failing = [f for f in results[variant]["hybrid"]["failing"] if f["ndcg@10"] is not None]
+        lines += [f"### {variant} ({len(failing)})", ""]
+        if not failing:
             lines.append("None.")
-        for f in r["failing"]:
+        for f in failing:
             lines.append(f"- {f['id']} ({f['type']}) \"{f['query']}\": nDCG@10 "
-                         f"{_fmt(f['ndcg@10'])}; want {', '.join(f['want']) or 'nothing'}; "
+                         f"{_fmt(f['ndcg@10'])}; want {', '.join(f['want'])}; "
                          f"got {', '.join(f['got']) or 'nothing'}")
         lines.append("")
     lines += ["## Tokens: memory_context against the whole corpus", "",
@@ -335,70 +316,31 @@ def render_report(results, sweep_rows, tokens, env: EvalEnv, settings: Settings,
         from bench.eval_recall import render_recall
 
         lines += render_recall(recall)
-    lines += render_sweep(sweep_rows, env, settings)
+    lines += render_sweep(sweep_rows, env)
     lines += ["", "## Run time", "",
               f"Loading 219 memories through `remember`: {env.timings['load_seconds']} s; "
-              f"embedding them: {env.timings['embed_seconds']} s.", ""]
+              f"embedding them: {env.timings['embed_seconds']} s; embedding them with their "
+              f"questions: {env.timings['embed_with_questions_seconds']} s.", ""]
     return "\n".join(lines)
 
 
-def render_sweep(sweep_rows, env: EvalEnv, settings: Settings) -> list[str]:
-    if not sweep_rows["distance"] and not sweep_rows["coverage"]:
+def render_sweep(rows: list[dict[str, Any]], env: EvalEnv) -> list[str]:
+    if not rows:
         return []
-    sw = ["", "## Threshold sweep", "",
-          "Each row reruns all 57 queries with one setting changed. `abstain` = share of the 9 "
-          "unanswerable queries answered with nothing. Rule for both settings: the best hybrid "
-          "nDCG@10 among the values where hybrid abstains on at least 8 of the 9 unanswerable "
-          "queries; ties go to the stricter value.", "",
-          "### Semantic distance gate (`MEMHUB_SEMANTIC_MAX_DISTANCE`, cosine distance)", "",
-          "| gate | semantic nDCG@10 | semantic P@10 | semantic abstain | hybrid nDCG@10 | "
-          "hybrid recall@10 | hybrid P@10 | hybrid abstain |",
-          "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for row in sweep_rows["distance"]:
-        s, h = row["semantic"], row["hybrid"]
-        sw.append(f"| {row['gate']} | {_fmt(s['ndcg@10'])} | {_fmt(s['precision@10'])} | "
-                  f"{_fmt(s['abstain'])} | {_fmt(h['ndcg@10'])} | {_fmt(h['recall@10'])} | "
-                  f"{_fmt(h['precision@10'])} | {_fmt(h['abstain'])} |")
-    if sweep_rows["distance"]:
-        best = choose(sweep_rows["distance"], "gate", -1)
-        tied = plateau(sweep_rows["distance"], "gate")
-        sw += ["", f"The rule picks **{best}** here; the configured default is "
-               f"{settings.semantic_max_distance}"
-               + (f", on the same plateau of hybrid nDCG@10 ({tied[0]} to {tied[-1]}), where "
-                  "semantic-only search does better than at the plateau's strict end and "
-                  "still abstains as hybrid does, away from the loose end where abstention "
-                  "starts failing"
-                  if tied[0] < settings.semantic_max_distance < tied[-1] else "")
-               + ". The gate decides whether a query is answerable (its nearest memory is "
-               "within the gate, or in hybrid a word matched); once it is, neighbours up to "
-               f"{settings.semantic_neighbour_max_distance} count. Without a gate (2.0) nDCG "
-               "is highest, but every unanswerable query gets ten confident neighbours. "
-               "Caveat: the gate is chosen on the same 57 queries it is measured on, so the "
-               "abstain figure above is optimistic; `docs/eval/probe-questions.json` holds "
-               "27 further unanswerable questions on neighbouring topics and 21 paraphrases "
-               "(`.venv/bin/python -m bench.eval_probe` asks them; docs/retrieval.md, What a "
-               "lexical hit proves)."]
-    sw += ["", "### Lexical coverage floor (share of the query's meaningful words a memory must "
-           "match)", "",
-           "| floor | lexical nDCG@10 | lexical P@10 | lexical abstain | hybrid nDCG@10 | "
-           "hybrid P@10 | hybrid abstain |",
-           "| --- | --- | --- | --- | --- | --- | --- |"]
-    for row in sweep_rows["coverage"]:
+    sw = ["", "## Lexical coverage floor", "",
+          "Each row reruns the 57 plain queries with the share of the query's meaningful words "
+          "a memory must match changed.", "",
+          "| floor | lexical nDCG@10 | lexical P@10 | hybrid nDCG@10 | hybrid P@10 |",
+          "| --- | --- | --- | --- | --- |"]
+    for row in rows:
         s, h = row["lexical"], row["hybrid"]
         sw.append(f"| {row['coverage']} | {_fmt(s['ndcg@10'])} | {_fmt(s['precision@10'])} | "
-                  f"{_fmt(s['abstain'])} | {_fmt(h['ndcg@10'])} | {_fmt(h['precision@10'])} | "
-                  f"{_fmt(h['abstain'])} |")
-    if sweep_rows["coverage"]:
-        best = choose(sweep_rows["coverage"], "coverage", 1)
-        tied = plateau(sweep_rows["coverage"], "coverage")
-        sw += ["", f"The rule picks **{best}** here; the code uses "
-               f"{env.backend.lexical_min_coverage} (`LEXICAL_MIN_COVERAGE` in "
-               "storage/postgres/retrieval/search.py)"
-               + (", tied with it" if env.backend.lexical_min_coverage in tied else "")
-               + ". A memory qualifies when it matches at least ceil(floor x n) of the "
-               f"query's n meaningful words, and never more than {env.backend.lexical_max_need} "
-               "need match (`LEXICAL_MAX_NEED`), so floors from 0.34 to 0.5 ask the same of "
-               "every query."]
+                  f"{_fmt(h['ndcg@10'])} | {_fmt(h['precision@10'])} |")
+    sw += ["", f"The code uses {env.backend.lexical_min_coverage} (`LEXICAL_MIN_COVERAGE` in "
+           "storage/postgres/retrieval/search.py): a memory qualifies when it matches at least "
+           f"ceil(floor x n) of the query's n meaningful words, and never more than "
+           f"{env.backend.lexical_max_need} need match (`LEXICAL_MAX_NEED`), so floors from "
+           "0.34 to 0.5 ask the same of every query."]
     return sw
 
 
@@ -445,21 +387,21 @@ async def _main(args) -> int:
         from bench.eval_recall import evaluate_recall
 
         recall = await evaluate_recall(env)
-        sweep_rows = await sweep(env, settings) if not args.no_sweep else None
+        sweep_rows = await coverage_sweep(env) if not args.no_sweep else []
         tokens = await token_saving(env)
         lag = await measure_lag(env, settings)
-    report = render_report(results, sweep_rows or {"distance": [], "coverage": []},
-                           tokens, env, settings, lag, recall)
+    report = render_report(results, sweep_rows, tokens, env, settings, lag, recall)
     REPORT.write_text(report)
     if args.write_baseline:
         BASELINE.write_text(json.dumps(baseline_of(results), indent=2, sort_keys=True) + "\n")
     print(report)
-    return 1 if any(r["overall"]["stale_leaks"] for r in results.values()) else 0
+    return 1 if any(r["overall"]["stale_leaks"]
+                    for modes in results.values() for r in modes.values()) else 0
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--no-sweep", action="store_true", help="skip the threshold sweeps")
+    parser.add_argument("--no-sweep", action="store_true", help="skip the coverage sweep")
     parser.add_argument("--no-baseline", dest="write_baseline", action="store_false",
                         help="do not overwrite docs/eval/baseline.json")
     raise SystemExit(asyncio.run(_main(parser.parse_args())))

@@ -1,8 +1,10 @@
 """The hand-graded Paystream set (tests/eval/) loaded through the real write path: the corpus
 written with `remember` in file order (supersessions included), the 4 expired memories given a
 past expiry by SQL, every vector made by the worker's own code (`process_batch`), the word
-statistics counted. Shared by bench/eval_retrieval.py, bench/eval_recall.py, bench/eval_probe.py
-and tests/eval/.
+statistics counted. Twice: as written (namespace `paystream`), and with the questions each
+memory answers (`paystream-q`, tests/eval/memory_questions.json); the queries' other phrasings
+are tests/eval/phrasings.json (both described in tests/eval/README.md). Shared by
+bench/eval_retrieval.py, bench/eval_recall.py, bench/eval_probe.py and tests/eval/.
 """
 
 from __future__ import annotations
@@ -34,10 +36,24 @@ K = 10
 EVAL_PRINCIPAL = Principal(token_id=0, surface="eval", namespaces=None)
 
 
+QUESTIONED = "paystream-q"
+
+
 def load_set() -> tuple[dict[str, Any], list[dict[str, Any]]]:
     corpus = json.loads((EVAL_DIR / "corpus.json").read_text())
     queries = json.loads((EVAL_DIR / "queries.json").read_text())
     return corpus, queries
+
+
+def load_phrasings() -> dict[str, list[str]]:
+    """{query id: its other phrasings}, written by a model that saw only the questions."""
+    return {qid: entry["also"]
+            for qid, entry in json.loads((EVAL_DIR / "phrasings.json").read_text()).items()}
+
+
+def load_memory_questions() -> dict[str, list[str]]:
+    """{memory ref: the questions it answers}, written by a model that saw only the memories."""
+    return json.loads((EVAL_DIR / "memory_questions.json").read_text())
 
 
 @dataclass
@@ -50,10 +66,14 @@ class EvalEnv:
     queries: list[dict[str, Any]]
     timings: dict[str, float] = field(default_factory=dict)
     quarantined: list[str] = field(default_factory=list)  # refs the injection screen held back
+    # The same corpus written with the questions each memory answers (its own namespace).
+    questioned: EvalEnv | None = None
 
 
-async def load_corpus(backend, owner_dsn: str, corpus: dict[str, Any]) -> tuple[dict, set]:
-    """Write every memory through `remember`, in file order; expire the `expired` ones."""
+async def load_corpus(backend, owner_dsn: str, corpus: dict[str, Any],
+                      questions: dict[str, list[str]] | None = None) -> tuple[dict, set, list]:
+    """Write every memory through `remember`, in file order (with the questions it answers,
+    given `questions`); expire the `expired` ones."""
     namespace = corpus["namespace"]
     id_of: dict[str, str] = {}
     retired: set[str] = set()
@@ -63,6 +83,7 @@ async def load_corpus(backend, owner_dsn: str, corpus: dict[str, Any]) -> tuple[
         result = await backend.remember(
             EVAL_PRINCIPAL, namespace, content=memory["content"], kind=memory["kind"],
             title=memory.get("title"), tags=memory.get("tags"), supersedes=supersedes or None,
+            questions=(questions or {}).get(memory["ref"]),
         )
         if result["outcome"] != "created":
             raise RuntimeError(f"{memory['ref']}: outcome {result['outcome']}")
@@ -113,11 +134,20 @@ async def prepare(dsn: str, settings: Settings) -> EvalEnv:
     id_of, active, quarantined = await load_corpus(backend, dsn, corpus)
     timings["load_seconds"] = round(time.monotonic() - started, 2)
     timings["embed_seconds"] = round(await embed_all(backend, embedder, settings), 2)
+    asked = {**corpus, "namespace": QUESTIONED}
+    q_id_of, q_active, q_quarantined = await load_corpus(backend, dsn, asked,
+                                                         load_memory_questions())
+    started = time.monotonic()
+    timings["embed_with_questions_seconds"] = round(
+        await embed_all(backend, embedder, settings), 2)
     # What the background recount (storage/postgres/retrieval/lexicon.py) does within
     # seconds of the load.
-    await lexicon.refresh(backend, corpus["namespace"])
+    for namespace in (corpus["namespace"], QUESTIONED):
+        await lexicon.refresh(backend, namespace)
+    questioned = EvalEnv(backend, QUESTIONED, {v: k for k, v in q_id_of.items()}, q_id_of,
+                         q_active, queries, timings, q_quarantined)
     return EvalEnv(backend, corpus["namespace"], {v: k for k, v in id_of.items()}, id_of,
-                   active, queries, timings, quarantined)
+                   active, queries, timings, quarantined, questioned)
 
 
 @asynccontextmanager

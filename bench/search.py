@@ -208,7 +208,7 @@ async def sql_times(dsn: str, settings, texts: list[str], *, namespace: str = NA
                 explaining.ms = 0.0
                 await explaining.execute(q("search.semantic"), {
                     **params, "embedding": vector, "model": settings.embed_model,
-                    "max_distance": settings.semantic_neighbour_max_distance})
+                    "question_penalty": 0.1})
                 times["semantic"].append(explaining.ms)
     return {leg: round(statistics.median(v), 3) for leg, v in times.items()}
 

@@ -267,6 +267,25 @@ class Embedder:
             return await asyncio.shield(pending)
         return await asyncio.to_thread(self.embed_query, text)
 
+    async def query_vectors(self, texts: list[str]) -> list[np.ndarray]:
+        """The vectors of a question and its phrasings, off the event loop: those not in the
+        LRU embedded in one batch (storage/postgres/retrieval/search.py, `also`)."""
+        return await asyncio.to_thread(self.embed_queries, texts)
+
+    def embed_queries(self, texts: list[str]) -> list[np.ndarray]:
+        """embed_query for several texts, the uncached ones in one model call (blocking)."""
+        if not self.ready:
+            raise RuntimeError(f"embedding model is {self._state}")
+        out: list[np.ndarray | None] = [self.cache.get(text) for text in texts]
+        missing = [i for i, vector in enumerate(out) if vector is None]
+        if missing:
+            fresh = self._query_model.query_embed([texts[i] for i in missing])
+            for i, vector in zip(missing, fresh, strict=True):
+                vector.setflags(write=False)
+                self.cache.put(texts[i], vector)
+                out[i] = vector
+        return [vector for vector in out if vector is not None]
+
     def embed_query(self, text: str) -> np.ndarray:
         """The query's vector, from the LRU when it was asked before (blocking)."""
         if not self.ready:

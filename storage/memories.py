@@ -38,12 +38,15 @@ class MemoryBackend(ABC):
         derived_from: list[Any] | None = None,
         client_info: str | None = None,
         claim: dict[str, Any] | None = None,
+        questions: list[str] | None = None,
     ) -> dict[str, Any]:
         """{"outcome": created|deduplicated|replayed, "memory", "superseded", "quarantine",
         "verified_persisted"}. Provenance (memory_input.check_origin, check_label,
         check_derived_from): origin defaults to agent_inferred; derived_from entries must
         exist in the namespace (NOT_FOUND). `claim` (storage/claims.check_claim): a claim about
-        a repository, attached to the memory (a deduplicated memory keeps one it has)."""
+        a repository, attached to the memory (a deduplicated memory keeps one it has).
+        `questions` (memory_input.check_questions): up to 3 questions the memory answers,
+        stored with its revision and searched beside its content (migration 0040)."""
 
     @abstractmethod
     async def revise(
@@ -61,10 +64,11 @@ class MemoryBackend(ABC):
         model: str | None = None,
         derived_from: list[Any] | None = None,
         client_info: str | None = None,
+        questions: list[str] | None = None,
     ) -> dict[str, Any]:
-        """Provenance not given is kept. {"outcome": revised|replayed, ...} or {"outcome":
-        "conflict", "current_revision", "current_content", "current_author", "current_at",
-        "memory"} when the CAS lost."""
+        """Provenance and questions not given are kept ([] clears the questions).
+        {"outcome": revised|replayed, ...} or {"outcome": "conflict", "current_revision",
+        "current_content", "current_author", "current_at", "memory"} when the CAS lost."""
 
     @abstractmethod
     async def forget(

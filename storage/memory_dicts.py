@@ -41,6 +41,9 @@ def memory_dict(row: dict[str, Any]) -> dict[str, Any]:
         "title": wrap_untrusted(row["title"]),
         "content": wrap_untrusted(row["content"]),
         "tags": list(row["tags"] or []),
+        # What it answers (migration 0040); absent without questions, as before them.
+        **({"questions": [wrap_untrusted(q) for q in row["questions"]]}
+           if row.get("questions") else {}),
         "key": row["key"],
         "status": effective_status(row),
         "revision": row["current_revision"],

@@ -29,6 +29,9 @@ MAX_METADATA_BYTES = 16 * 1024
 MAX_REQUEST_ID = 200
 MAX_REASON = 500
 MAX_LIST_LIMIT = 200
+# What a memory answers (migration 0040): a few questions, each the length of a query.
+MAX_QUESTIONS = 3
+MAX_QUESTION_CHARS = 300
 # Provenance (migration 0029): who stated a memory, which model wrote it, what it came from.
 ORIGINS = ("user_stated", "agent_inferred", "imported", "curated")
 DEFAULT_ORIGIN = "agent_inferred"
@@ -85,6 +88,37 @@ def check_content(content: Any, max_chars: int) -> str:
     if not cleaned.strip():
         raise InvalidInput("content must not be empty", field="content")
     return cleaned
+
+
+def check_questions(questions: Any) -> list[str] | None:
+    """The questions a memory answers, cleaned like its content; None when not given (a
+    revision then keeps the previous revision's), [] to clear them. Blank or repeated
+    questions are dropped."""
+    if questions is None:
+        return None
+    if not isinstance(questions, list) or not all(isinstance(q, str) for q in questions):
+        raise InvalidInput("questions must be a list of strings", field="questions")
+    if len(questions) > MAX_QUESTIONS:
+        raise TooLarge(f"at most {MAX_QUESTIONS} questions", field="questions",
+                       limit=MAX_QUESTIONS)
+    out: list[str] = []
+    for question in questions:
+        if len(question) > MAX_QUESTION_CHARS:
+            raise TooLarge(f"a question is longer than {MAX_QUESTION_CHARS} characters",
+                           field="questions", limit=MAX_QUESTION_CHARS)
+        cleaned = _SPACE.sub(" ", sanitize_text(question)).strip()
+        if cleaned and cleaned not in out:
+            out.append(cleaned)
+    return out
+
+
+def check_size(content: str, questions: list[str], max_chars: int) -> None:
+    """The content and its questions together within the content limit: questions are text a
+    model reads too, and they are stored with every revision."""
+    total = len(content) + sum(len(q) for q in questions)
+    if total > max_chars:
+        raise TooLarge(f"content and questions are {total} characters; the limit is "
+                       f"{max_chars}", field="questions", limit=max_chars)
 
 
 def check_title(title: Any) -> str | None:

@@ -1,36 +1,41 @@
-"""The retrieval guard: whether a search result is a real match for its query.
+"""The retrieval guard: whether a search result is a real match for its question.
 
 Every question gets ranked results, because some word or some direction in the model's space
-always matches a little. The guard says which of them are evidence. It reads two signals the
-hybrid search already has for each result (`why`):
-- meaning: cosine similarity, 1 - `distance` (the query's vector against the memory's, filled
-  in for every result that has a vector of the current model, also those only words found);
-- words: `coverage`, the share of the query's IDF that the memory's matched words carry (the
-  lexical leg, storage/postgres/retrieval/lexical_leg.py): how much of what the query says is in it.
+always matches a little. The guard says which of them are evidence. It reads, per result
+(`why`):
+- meaning: `sims`, the cosine similarity of each of the question's texts (the query, then
+  every phrasing of it the caller sent in `also`) to the memory: the best of its content's
+  vector and its questions' vectors, a question's less QUESTION_PENALTY (the same discount
+  the semantic leg ranks by); and `votes`, for how many of the texts this memory is the
+  namespace's nearest;
+- words: `coverage`, the share of the query's own IDF that the memory's matched words carry
+  (its content's or its questions', the lexical leg, storage/postgres/retrieval/lexical_leg.py).
 
-A result's evidence is the stronger of the two, each measured against its own floor:
-evidence = max(similarity / SEMANTIC_FLOOR, coverage / LEXICAL_FLOOR). Then, as in seed 004,
-an absolute floor and a relative cut:
-1. The query is answered only if its best result reaches evidence 1 (a floor on the best
-   match, not on each result: the memories that complete an answer are often weaker than the
-   one that gives it).
-2. A result is admitted if its evidence is at least RELATIVE_CUT of the best's: what rides
-   along must be of the same order as the best match, not the tail of the ranking.
+A result's evidence is the stronger of the two, each against its floor:
+evidence = max(best similarity / SEMANTIC_FLOOR, coverage / LEXICAL_FLOOR).
+1. The question is answered when some result holds LEXICAL_FLOOR of its words, or reaches the
+   similarity floor while being the nearest memory for at least AGREEMENT of its texts (all of
+   them when there are fewer). One phrasing brushing past a topic's memory is not an answer;
+   the question and its phrasings converging on one memory is (docs/evaluation.md, Recall).
+2. Of an answered question, a result is admitted when its evidence is at least RELATIVE_CUT
+   of the best's: what rides along must be of the same order as the best match. An admitted
+   result at evidence 1 or more is `strong`; one below it (it completes the answer but is not
+   one on its own) is `weak`: kept, and marked, so the calling model can judge it.
 
-Without a model (or before a memory's vector is written) there is no similarity and words
-alone decide: a result is a match when it holds words carrying LEXICAL_FLOOR of the query's
-information. Queries answered only by meaning get nothing then (docs/evaluation.md, Recall).
+Without a model (or before a memory's vectors are written) there is no similarity and words
+alone decide.
 
-The floors are measured, not chosen by feel (bench/eval_recall.py, docs/evaluation.md):
-- SEMANTIC_FLOOR: the similarity that 1 in 1,000 query-memory pairs where the memory does not
-  answer the query reach with all-MiniLM-L6-v2 (the 99.9th percentile over the tune-side
-  questions: 0.535). A property of the model's similarity distribution for unrelated text,
-  so it carries to questions it was not measured on; another model needs its own.
-- LEXICAL_FLOOR: three quarters of the query's IDF. Non-answering lexical hits reach 0.66 at
-  their 99th percentile; a memory that holds the words carrying three quarters of what a
-  question says is about that question.
-- RELATIVE_CUT: 0.3 of the best match's evidence, the strictest cut (in tenths) that cost the
-  answerable questions no relevant memory; it leaves out about one result in six.
+The values are measured, not chosen by feel (bench/eval_recall.py, docs/evaluation.md):
+- SEMANTIC_FLOOR: the similarity that 1 in 1,000 question-memory pairs where the memory does
+  not answer reach with all-MiniLM-L6-v2 (the 99.9th percentile over the tune-side
+  questions: 0.535); a property of the model, another needs its own.
+- LEXICAL_FLOOR: three quarters of the query's IDF (non-answering lexical hits reach 0.66 at
+  their 99th percentile).
+- AGREEMENT: 2 texts. With phrasings, the best similarity alone answered 68% of the questions
+  with no answer; requiring two texts to agree on the nearest memory, 73%, and kept a relevant
+  answer for 97% of the answerable ones (tune and holdout halves alike).
+- RELATIVE_CUT: 0.3 of the best match's evidence.
+- QUESTION_PENALTY: 0.10 of similarity (docs/retrieval.md, Questions).
 """
 
 from __future__ import annotations
@@ -41,6 +46,13 @@ from typing import Any
 SEMANTIC_FLOOR = 0.535
 LEXICAL_FLOOR = 0.75
 RELATIVE_CUT = 0.3
+AGREEMENT = 2
+QUESTION_PENALTY = 0.10
+
+# The verdict's level, as the tools show it (`match`).
+STRONG = "strong"
+WEAK = "weak"
+NONE = "none"
 
 # Stable reason codes (returned to clients, counted by recall).
 MATCH = "match"  # reaches the floor itself
@@ -50,22 +62,45 @@ FAR_FROM_BEST = "far_from_best"  # the query is answered, but this result is far
 REASONS = (MATCH, NEAR_BEST, NO_MATCH, FAR_FROM_BEST)
 
 
+def similarity(why: Mapping[str, Any]) -> float | None:
+    """The best similarity of the question's texts to the memory, None without vectors."""
+    sims = why.get("sims")
+    if sims:
+        return max(sims)
+    distance = why.get("distance")
+    return 1.0 - distance if distance is not None else None
+
+
 def evidence(why: Mapping[str, Any]) -> float:
     """max(similarity / SEMANTIC_FLOOR, coverage / LEXICAL_FLOOR); 0 without either signal."""
-    distance, coverage = why.get("distance"), why.get("coverage")
-    meaning = (1.0 - distance) / SEMANTIC_FLOOR if distance is not None else 0.0
+    sim, coverage = similarity(why), why.get("coverage")
+    meaning = sim / SEMANTIC_FLOOR if sim is not None else 0.0
     words = coverage / LEXICAL_FLOOR if coverage is not None else 0.0
     return max(meaning, words, 0.0)
 
 
-def judge(whys: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One verdict per result, in order: {"admitted", "reason", "evidence"}. `whys`: the
-    results' `why` dicts (distance, coverage; either may be None)."""
+def answers(why: Mapping[str, Any], texts: int) -> bool:
+    """Whether this result alone makes the question answered (rule 1)."""
+    coverage = why.get("coverage")
+    if coverage is not None and coverage >= LEXICAL_FLOOR:
+        return True
+    sim = similarity(why)
+    if sim is None or sim < SEMANTIC_FLOOR:
+        return False
+    votes = why.get("votes")
+    return votes is None or votes >= min(AGREEMENT, max(texts, 1))
+
+
+def judge(whys: Sequence[Mapping[str, Any]], texts: int = 1) -> list[dict[str, Any]]:
+    """One verdict per result, in order: {"admitted", "level", "reason", "evidence"}. `whys`:
+    the results' `why` dicts (sims, votes, distance, coverage; any may be None); `texts`: how
+    many texts the question had (the query and its phrasings)."""
     scores = [evidence(w) for w in whys]
     best = max(scores, default=0.0)
+    answered = any(answers(w, texts) for w in whys)
     verdicts = []
     for score in scores:
-        if best < 1.0:
+        if not answered:
             admitted, reason = False, NO_MATCH
         elif score >= 1.0:
             admitted, reason = True, MATCH
@@ -73,7 +108,9 @@ def judge(whys: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             admitted, reason = True, NEAR_BEST
         else:
             admitted, reason = False, FAR_FROM_BEST
-        verdicts.append({"admitted": admitted, "reason": reason, "evidence": round(score, 3)})
+        level = (STRONG if admitted and score >= 1.0 else WEAK if admitted else NONE)
+        verdicts.append({"admitted": admitted, "level": level, "reason": reason,
+                         "evidence": round(score, 3)})
     return verdicts
 
 

@@ -6,6 +6,7 @@ Bounds are checked here, before any connection is taken, and stated in the error
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Any, Literal, overload
 
 from ..errors import InvalidInput
@@ -17,6 +18,29 @@ MAX_LIMIT = 100
 MAX_BUDGET_TOKENS = 32000
 MAX_FILTER_TAGS = 32
 MAX_TAG_CHARS = 64
+# Other phrasings of a question the calling model may add (`also`): as many as it usually
+# writes, each the length of a short question (docs/retrieval.md, Phrasings).
+MAX_ALSO = 4
+MAX_ALSO_CHARS = 300
+
+
+@dataclass(frozen=True)
+class Ask:
+    """A question as a search reads it: the caller's words and, optionally, other phrasings
+    of it written by the calling model."""
+
+    query: str
+    also: tuple[str, ...] = ()
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        return (self.query, *self.also)
+
+    @property
+    def words(self) -> str:
+        """The text the lexical leg reads: the question's words first, then the phrasings'
+        (memhub_query_terms keeps a word's first place, so the question's come first)."""
+        return " ".join(self.texts)
 
 
 class SearchBackend(ABC):
@@ -35,10 +59,12 @@ class SearchBackend(ABC):
         kinds: list[str] | None = None,
         tags: list[str] | None = None,
         mode: str = "hybrid",
+        also: list[str] | None = None,
     ) -> dict[str, Any]:
         """{"results": [{"memory", "score", "why": {lexical_rank, semantic_rank, distance,
-        coverage}, "match": {admitted, reason, evidence}}], "mode", "degraded"}; best first, at
-        most `limit`."""
+        coverage}, "match": {admitted, level, reason, evidence}}], "mode", "degraded"}; best
+        first, at most `limit`; while the namespace holds live memories, never empty. `also`:
+        up to MAX_ALSO other phrasings of the query (check_also)."""
 
     @abstractmethod
     async def recall(
@@ -49,6 +75,7 @@ class SearchBackend(ABC):
         *,
         limit: int = 10,
         kinds: list[str] | None = None,
+        also: list[str] | None = None,
     ) -> dict[str, Any]:
         """memory_search (hybrid) keeping only what the retrieval guard admits:
         {"results": [...admitted, as search's...], "rejected": int, "reasons": {reason: n},
@@ -63,6 +90,7 @@ class SearchBackend(ABC):
         *,
         budget_tokens: int = 2000,
         kinds: list[str] | None = None,
+        also: list[str] | None = None,
     ) -> dict[str, Any]:
         """{"memories", "tokens_used", "budget_tokens", "omitted", "rejected", "degraded"};
         "rejected": candidates the retrieval guard did not admit (with a query); tokens_used <=
@@ -86,6 +114,31 @@ def check_query(query: Any, *, required: bool) -> str | None:
             field="query", limit=MAX_QUERY_CHARS,
         )
     return query.strip()
+
+
+def check_also(also: Any) -> tuple[str, ...]:
+    """Other phrasings of a query, each bounded like one (blank or repeated ones dropped)."""
+    if also is None:
+        return ()
+    if not isinstance(also, list) or not all(isinstance(a, str) for a in also):
+        raise InvalidInput("also must be a list of strings", field="also")
+    if len(also) > MAX_ALSO:
+        raise InvalidInput(f"also takes at most {MAX_ALSO} phrasings", field="also",
+                           limit=MAX_ALSO)
+    out: list[str] = []
+    for phrasing in also:
+        if len(phrasing) > MAX_ALSO_CHARS:
+            raise InvalidInput(f"a phrasing in also is over {MAX_ALSO_CHARS} characters",
+                               field="also", limit=MAX_ALSO_CHARS)
+        cleaned = " ".join(phrasing.split())
+        if cleaned and cleaned not in out:
+            out.append(cleaned)
+    return tuple(out)
+
+
+def check_ask(query: Any, also: Any) -> Ask:
+    ask = Ask(check_query(query, required=True), check_also(also))
+    return Ask(ask.query, tuple(a for a in ask.also if a != ask.query))
 
 
 def check_int(value: Any, field: str, low: int, high: int) -> int:

@@ -111,7 +111,9 @@ def memory_record(row: dict[str, Any], revisions: list[dict[str, Any]],
                            "verified_at": ts(v["verified_at"])} for v in verifications or []],
         "revisions": [{
             "revision": r["revision"], "title": r["title"], "content": r["content"],
-            "tags": list(r["tags"]), "author_client": r["author_client"],
+            "tags": list(r["tags"]),
+            **({"questions": list(r["questions"])} if r.get("questions") else {}),
+            "author_client": r["author_client"],
             "created_at": ts(r["created_at"]),
         } for r in revisions],
         "corroborations": [{"author_client": c["author_client"],
@@ -131,6 +133,8 @@ def check_memory(rec: dict[str, Any], remap: Remap, max_chars: int) -> dict[str,
             "revision": number, "title": mi.check_title(get_field(raw, "title")),
             "content": mi.check_content(get_field(raw, "content"), max_chars),
             "tags": mi.check_tags(get_field(raw, "tags")),
+            # Optional (absent from files written before questions existed, and when none).
+            "questions": mi.check_questions(raw.get("questions")) or [],
             "author_client": label_field(raw, "author_client"),
             "created_at": time_field(raw, "created_at"),
         })
@@ -149,7 +153,7 @@ def check_memory(rec: dict[str, Any], remap: Remap, max_chars: int) -> dict[str,
         raise InvalidInput(f"lineage must be text of at most {LINEAGE_MAX} characters",
                            remedy=DAMAGED, field="lineage")
     last = revisions[-1]
-    found = screen(last["title"], last["content"], *json_strings(metadata))
+    found = screen(last["title"], last["content"], *last["questions"], *json_strings(metadata))
     return {
         "record": "memory", "id": remap.id(uuid_field(rec, "id")),
         "kind": mi.check_kind(get_field(rec, "kind")), "key": mi.check_key(get_field(rec, "key")),

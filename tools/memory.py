@@ -31,6 +31,10 @@ Claim = Annotated[dict[str, Any] | None, Field(
     description="A claim about a repository that coord_reconcile checks against GitHub: "
                 "{\"repo\": \"owner/name\", \"pr\": 412} (the pull request is merged) or "
                 "{\"repo\", \"branch\", \"sha\"} (the branch's head is that commit).")]
+Questions = Annotated[list[str] | None, Field(
+    description="Up to 3 questions this memory answers, in the words someone would ask them "
+                "(<= 300 chars each): the memory is then found by them too. A revision "
+                "without them keeps the previous ones; [] clears them.")]
 DerivedFrom = Annotated[list[Any] | None, Field(
     description="What it was derived from (up to 20): memory ids, or {\"type\": memory|"
                 "session|handoff|artifact, \"id\"}; each must exist in this namespace.")]
@@ -56,6 +60,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         derived_from: DerivedFrom = None,
         claim: Claim = None,
         confirmation: Confirmation = None,
+        questions: Questions = None,
     ) -> dict[str, Any]:
         """Record a decision, fact, convention, note or todo in the shared project memory.
 
@@ -84,7 +89,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             key=key, supersedes=supersedes, client_request_id=client_request_id,
             expires_at=expires_at, metadata=metadata, origin=origin, model=model,
             derived_from=derived_from, claim=claim, confirmation=confirmation,
-            client_info=client_info())
+            client_info=client_info(), questions=questions)
 
     @mcp.tool(annotations=WRITE)
     async def memory_revise(
@@ -101,6 +106,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         origin: Origin = None,
         model: Model = None,
         derived_from: DerivedFrom = None,
+        questions: Questions = None,
     ) -> dict[str, Any]:
         """Write a new revision of one ACTIVE memory (correct or extend its wording).
 
@@ -117,7 +123,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         return await writes.revise(
             rt, principal, namespace, id, expected_revision, content=content, title=title,
             tags=tags, client_request_id=client_request_id, origin=origin, model=model,
-            derived_from=derived_from, client_info=client_info())
+            derived_from=derived_from, client_info=client_info(), questions=questions)
 
     @mcp.tool(annotations={**WRITE, "destructiveHint": True, "idempotentHint": True})
     async def memory_forget(

@@ -15,6 +15,12 @@ from ..runtime import Runtime
 from ..storage.search import MODES
 from .args import READ, Kinds, Namespace
 from .caller import authorize
+from .hits import search_answer
+
+Also = Annotated[list[str] | None, Field(
+    description="Up to 4 other phrasings of the query (<= 300 chars each): other words, "
+                "expanded acronyms, the likely technical terms. They widen the search; "
+                "add them whenever you can.")]
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:
@@ -22,59 +28,55 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     async def memory_search(
         namespace: Namespace,
         query: Annotated[str, Field(description="What you are looking for (1-1000 chars): "
-                                                "words, an identifier (a file or module name "
-                                                "finds its full path too), or a question.")],
-        limit: Annotated[int, Field(description="At most this many results (1-100).")] = 10,
+                                                "words, an identifier or a question.")],
+        also: Also = None,
+        limit: Annotated[int, Field(description="1-100.")] = 10,
         kinds: Kinds = None,
         tags: Annotated[list[str] | None,
                         Field(description="Only memories carrying ALL of these tags.")] = None,
         mode: Annotated[str, Field(json_schema_extra={"enum": list(MODES)})] = "hybrid",
     ) -> dict[str, Any]:
-        """Search the project's CURRENT memories; use it before deciding anything the project
-        may already have decided. Superseded, deleted and expired memories are never returned
-        (read those with memory_history).
+        """Rank the project's CURRENT memories for a query, best first; use it before deciding
+        anything the project may already have decided. Retired memories never appear
+        (memory_history has them).
 
-        mode: "hybrid" (default: keywords + meaning, fused by rank), "lexical" (exact words and
-        identifiers) or "semantic" (meaning only). Returns {"results": [{"memory", "score",
-        "why": {"lexical_rank", "semantic_rank", "distance", "coverage"}, "match": {"admitted",
-        "reason", "evidence"}}], "mode", "degraded"}; best first. Results are ranked even when
-        none answers the query: match.admitted=false marks those that are not real matches
-        (recall returns only the admitted ones). An empty list means nothing relevant is
-        recorded. degraded=true: the embedding model is
-        not loaded, so hybrid ran keywords only. Errors: INVALID_INPUT (bounds), FORBIDDEN,
-        UNAVAILABLE (mode "semantic" while the model is not ready).
+        mode: hybrid (words + meaning), lexical (exact words, identifiers) or semantic.
+        Returns {"results": [{"id", "kind", "revision", "text", "by", "updated_at", "match",
+        "found_by", ...}], "degraded" (only when the model is not loaded: words only)}. Always
+        ranks: match says whether a result answers (strong), may (weak) or does not (none).
+        Errors: INVALID_INPUT, FORBIDDEN, UNAVAILABLE (semantic without the model).
         """
         principal = authorize(namespace, write=False)
-        return await rt.storage().search(
-            principal, namespace, query, limit=limit, kinds=kinds, tags=tags, mode=mode
-        )
+        return search_answer(await rt.storage().search(
+            principal, namespace, query, limit=limit, kinds=kinds, tags=tags, mode=mode,
+            also=also))
 
     @mcp.tool(annotations=READ)
     async def recall(
         namespace: Namespace,
         query: Annotated[str, Field(description="The question (1-1000 chars).")],
-        limit: Annotated[int, Field(description="At most this many results (1-100).")] = 10,
+        also: Also = None,
+        limit: Annotated[int, Field(description="1-100.")] = 10,
         kinds: Kinds = None,
     ) -> dict[str, Any]:
-        """Ask whether the project has recorded an answer: use it before answering from memory,
-        and say you do not know when it returns nothing. Unlike memory_search, which always
-        ranks something, it returns only the current memories that really match (a close
-        meaning, or most of the question's words; and not far weaker than the best match).
-
-        Returns {"results": [{"memory", "score", "why", "match"}] (admitted only, best first),
-        "answered" (false: nothing recorded matches), "rejected" (how many of the best `limit`
-        it left out), "reasons" ({"no_match" | "far_from_best": count}), "degraded" (true:
-        the embedding model is not loaded, so only words count)}. Errors: INVALID_INPUT
-        (bounds), FORBIDDEN.
+        """Whether the project has recorded an answer: use it before answering from memory,
+        and say you do not know when it returns nothing. Returns only the memories that answer
+        (match strong) or may (weak: read them and judge), as memory_search shows them, with
+        "answered" (false: nothing recorded matches), "rejected" (of the best `limit`) and
+        "reasons". Errors: INVALID_INPUT, FORBIDDEN.
         """
         principal = authorize(namespace, write=False)
-        return await rt.storage().recall(principal, namespace, query, limit=limit, kinds=kinds)
+        got = await rt.storage().recall(principal, namespace, query, limit=limit, kinds=kinds,
+                                        also=also)
+        return search_answer(got, answered=got["answered"], rejected=got["rejected"],
+                             reasons=got["reasons"])
 
     @mcp.tool(annotations=READ)
     async def memory_context(
         namespace: Namespace,
         query: Annotated[str | None, Field(description="The task at hand (up to 1000 chars); "
                                                        "omit for the newest memories.")] = None,
+        also: Also = None,
         budget_tokens: Annotated[int, Field(description="Token budget (1-32000).")] = 2000,
         kinds: Kinds = None,
     ) -> dict[str, Any]:
@@ -92,5 +94,5 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         """
         principal = authorize(namespace, write=False)
         return await rt.storage().context(
-            principal, namespace, query, budget_tokens=budget_tokens, kinds=kinds
+            principal, namespace, query, budget_tokens=budget_tokens, kinds=kinds, also=also
         )

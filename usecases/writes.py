@@ -38,6 +38,7 @@ async def remember(
     client_request_id: str | None, expires_at: str | None, metadata: dict[str, Any] | None,
     origin: str | None, model: str | None, derived_from: list[Any] | None,
     claim: dict[str, Any] | None, confirmation: str | None, client_info: str | None,
+    questions: list[str] | None = None,
 ) -> dict[str, Any]:
     """memory_remember: held for the gate's preview when it supersedes (or confirms), else
     written and paced. Raises what StorageBackend.remember and gate_hold raise."""
@@ -45,14 +46,16 @@ async def remember(
         "content": content, "kind": kind, "title": title, "tags": tags, "key": key,
         "supersedes": supersedes, "client_request_id": client_request_id,
         "expires_at": expires_at, "metadata": metadata, "origin": origin, "model": model,
-        "derived_from": derived_from, "claim": claim}, confirmation, supersedes or [])
+        "derived_from": derived_from, "claim": claim,
+        **({"questions": questions} if questions is not None else {})},
+        confirmation, supersedes or [])
     if gated is not None:
         return gated
     return await paced(rt, await rt.storage().remember(
         principal, namespace, content=content, kind=kind, title=title, tags=tags,
         key=key, supersedes=supersedes, client_request_id=client_request_id,
         expires_at=expires_at, metadata=metadata, origin=origin, model=model,
-        derived_from=derived_from, client_info=client_info, claim=claim,
+        derived_from=derived_from, client_info=client_info, claim=claim, questions=questions,
     ))
 
 
@@ -61,13 +64,14 @@ async def revise(
     *, content: str | None, title: str | None, tags: list[str] | None,
     client_request_id: str | None, origin: str | None, model: str | None,
     derived_from: list[Any] | None, client_info: str | None,
+    questions: list[str] | None = None,
 ) -> dict[str, Any]:
     """memory_revise: the compare-and-set write, paced. Raises what StorageBackend.revise
     raises."""
     return await paced(rt, await rt.storage().revise(
         principal, namespace, memory_id, expected_revision, content=content, title=title,
         tags=tags, client_request_id=client_request_id, origin=origin, model=model,
-        derived_from=derived_from, client_info=client_info,
+        derived_from=derived_from, client_info=client_info, questions=questions,
     ))
 
 

@@ -1156,8 +1156,8 @@ BEGIN
        AND NEW.current_revision <> OLD.current_revision + 1 THEN
         RAISE EXCEPTION 'current_revision moves by exactly +1' USING ERRCODE = 'check_violation';
     END IF;
-    IF (NEW.title, NEW.content, NEW.tags, NEW.content_hash)
-       IS DISTINCT FROM (OLD.title, OLD.content, OLD.tags, OLD.content_hash)
+    IF (NEW.title, NEW.content, NEW.tags, NEW.content_hash, NEW.questions)
+       IS DISTINCT FROM (OLD.title, OLD.content, OLD.tags, OLD.content_hash, OLD.questions)
        AND (NEW.current_revision <> OLD.current_revision + 1 OR OLD.status <> 'ACTIVE') THEN
         RAISE EXCEPTION 'revisioned columns change only with a new revision of an ACTIVE memory'
             USING ERRCODE = 'check_violation';
@@ -1190,7 +1190,8 @@ BEGIN
            AND r.revision = m.current_revision
            AND r.content = m.content
            AND r.title IS NOT DISTINCT FROM m.title
-           AND r.tags = m.tags) THEN
+           AND r.tags = m.tags
+           AND r.questions = m.questions) THEN
         RAISE EXCEPTION 'memory % does not mirror its current revision', NEW.id
             USING ERRCODE = 'check_violation';
     END IF;
@@ -1714,6 +1715,9 @@ CREATE TABLE public.memories (
     model text,
     client_info text,
     derived_from jsonb DEFAULT '[]'::jsonb NOT NULL,
+    questions text[] DEFAULT '{}'::text[] NOT NULL,
+    questions_tsv tsvector GENERATED ALWAYS AS ((to_tsvector('english'::regconfig, public.memhub_with_parts(public.memhub_tags_text(questions))) || to_tsvector('simple'::regconfig, public.memhub_with_parts(public.memhub_tags_text(questions))))) STORED,
+    questions_ns_tsv tsvector GENERATED ALWAYS AS (public.memhub_ns_lexemes(namespace, (to_tsvector('english'::regconfig, public.memhub_with_parts(public.memhub_tags_text(questions))) || to_tsvector('simple'::regconfig, public.memhub_with_parts(public.memhub_tags_text(questions)))))) STORED,
     CONSTRAINT memories_check CHECK (((status = 'SUPERSEDED'::text) = (superseded_by IS NOT NULL))),
     CONSTRAINT memories_check1 CHECK (((superseded_by IS NULL) OR (superseded_by <> id))),
     CONSTRAINT memories_client_info_size CHECK (((client_info IS NULL) OR ((char_length(client_info) >= 1) AND (char_length(client_info) <= 200)))),
@@ -1761,6 +1765,9 @@ CREATE VIEW public.live_memories WITH (security_invoker='true') AS
     model,
     client_info,
     derived_from,
+    questions,
+    questions_tsv,
+    questions_ns_tsv,
     public.memhub_needs_reverification(namespace, id, kind, status) AS needs_reverification,
     public.memhub_claim_state(namespace, id) AS claim
    FROM public.memories m
@@ -1858,6 +1865,19 @@ ALTER TABLE public.memory_observations ALTER COLUMN seq ADD GENERATED ALWAYS AS 
     CACHE 1
 );
 
+CREATE TABLE public.memory_question_embeddings (
+    memory_id uuid NOT NULL,
+    namespace text NOT NULL,
+    revision integer NOT NULL,
+    ordinal smallint NOT NULL,
+    model text NOT NULL,
+    embedding public.vector(384) NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT memory_question_embeddings_ordinal_check CHECK (((ordinal >= 1) AND (ordinal <= 3)))
+);
+
+ALTER TABLE ONLY public.memory_question_embeddings FORCE ROW LEVEL SECURITY;
+
 CREATE TABLE public.memory_revisions (
     memory_id uuid NOT NULL,
     namespace text NOT NULL,
@@ -1868,6 +1888,7 @@ CREATE TABLE public.memory_revisions (
     author_client text NOT NULL,
     is_current boolean DEFAULT true NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    questions text[] DEFAULT '{}'::text[] NOT NULL,
     CONSTRAINT memory_revisions_revision_check CHECK ((revision >= 1))
 );
 
@@ -2144,6 +2165,9 @@ ALTER TABLE ONLY public.memory_observations
 ALTER TABLE ONLY public.memory_observations
     ADD CONSTRAINT memory_observations_seq_key UNIQUE (seq);
 
+ALTER TABLE ONLY public.memory_question_embeddings
+    ADD CONSTRAINT memory_question_embeddings_pkey PRIMARY KEY (memory_id, ordinal);
+
 ALTER TABLE ONLY public.memory_revisions
     ADD CONSTRAINT memory_revisions_pkey PRIMARY KEY (memory_id, revision);
 
@@ -2237,6 +2261,8 @@ CREATE INDEX memories_ns_status_seq ON public.memories USING btree (namespace, s
 
 CREATE INDEX memories_ns_tags ON public.memories USING gin (tag_ns_tsv) WITH (fastupdate=off);
 
+CREATE INDEX memories_question_lexemes ON public.memories USING gin (questions_ns_tsv) WITH (fastupdate=off);
+
 CREATE INDEX memories_superseded_by ON public.memories USING btree (superseded_by) WHERE (superseded_by IS NOT NULL);
 
 CREATE INDEX memory_claims_branch ON public.memory_claims USING btree (lower(repo), branch) WHERE (branch IS NOT NULL);
@@ -2256,6 +2282,10 @@ CREATE INDEX memory_embeddings_ns ON public.memory_embeddings USING btree (names
 CREATE INDEX memory_observations_ns_seq ON public.memory_observations USING btree (namespace, seq DESC);
 
 CREATE INDEX memory_observations_refs ON public.memory_observations USING gin (refs);
+
+CREATE INDEX memory_question_embeddings_hnsw ON public.memory_question_embeddings USING hnsw (embedding public.vector_cosine_ops);
+
+CREATE INDEX memory_question_embeddings_ns ON public.memory_question_embeddings USING btree (namespace);
 
 CREATE UNIQUE INDEX memory_revisions_one_current ON public.memory_revisions USING btree (memory_id) WHERE is_current;
 
@@ -2365,6 +2395,9 @@ ALTER TABLE ONLY public.memory_corroborations
 ALTER TABLE ONLY public.memory_embeddings
     ADD CONSTRAINT memory_embeddings_namespace_memory_id_fkey FOREIGN KEY (namespace, memory_id) REFERENCES public.memories(namespace, id);
 
+ALTER TABLE ONLY public.memory_question_embeddings
+    ADD CONSTRAINT memory_question_embeddings_namespace_memory_id_fkey FOREIGN KEY (namespace, memory_id) REFERENCES public.memories(namespace, id) ON DELETE CASCADE;
+
 ALTER TABLE ONLY public.memory_revisions
     ADD CONSTRAINT memory_revisions_namespace_memory_id_fkey FOREIGN KEY (namespace, memory_id) REFERENCES public.memories(namespace, id);
 
@@ -2423,6 +2456,8 @@ ALTER TABLE public.memory_embeddings ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.memory_observations ENABLE ROW LEVEL SECURITY;
 
+ALTER TABLE public.memory_question_embeddings ENABLE ROW LEVEL SECURITY;
+
 ALTER TABLE public.memory_revisions ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.memory_verifications ENABLE ROW LEVEL SECURITY;
@@ -2466,6 +2501,8 @@ CREATE POLICY read_only_delete ON public.memory_corroborations AS RESTRICTIVE FO
 CREATE POLICY read_only_delete ON public.memory_embeddings AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
 CREATE POLICY read_only_delete ON public.memory_observations AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.memory_question_embeddings AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
 CREATE POLICY read_only_delete ON public.memory_revisions AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
@@ -2515,6 +2552,8 @@ CREATE POLICY read_only_insert ON public.memory_embeddings AS RESTRICTIVE FOR IN
 
 CREATE POLICY read_only_insert ON public.memory_observations AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
+CREATE POLICY read_only_insert ON public.memory_question_embeddings AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
 CREATE POLICY read_only_insert ON public.memory_revisions AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_insert ON public.memory_verifications AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
@@ -2562,6 +2601,8 @@ CREATE POLICY read_only_update ON public.memory_corroborations AS RESTRICTIVE FO
 CREATE POLICY read_only_update ON public.memory_embeddings AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_update ON public.memory_observations AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.memory_question_embeddings AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_update ON public.memory_revisions AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
@@ -2614,6 +2655,8 @@ CREATE POLICY tenant_isolation ON public.memory_corroborations USING (public.mem
 CREATE POLICY tenant_isolation ON public.memory_embeddings USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
 CREATE POLICY tenant_isolation ON public.memory_observations USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.memory_question_embeddings USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
 CREATE POLICY tenant_isolation ON public.memory_revisions USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
@@ -2995,6 +3038,8 @@ GRANT SELECT,INSERT,UPDATE ON TABLE public.memory_embeddings TO memhub_app;
 GRANT SELECT,INSERT ON TABLE public.memory_observations TO memhub_app;
 
 GRANT SELECT,USAGE ON SEQUENCE public.memory_observations_seq_seq TO memhub_app;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.memory_question_embeddings TO memhub_app;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.memory_revisions TO memhub_app;
 

@@ -1,19 +1,20 @@
 """The recall evaluation (bench/eval_recall.py): questions the corpus cannot answer get nothing
-from `recall`, while the answerable ones keep what memory_search finds, with the embedding model
-and without it (lexical only).
+from `recall`, while the answerable ones memory_search answers keep a relevant memory, without
+and with what the calling model adds (its phrasings of the question; the questions each
+memory answers), with the embedding model and without it (lexical only).
 
-The targets (abstain on three in four unanswerable questions; recall@10 within 0.03 of
-memory_search) are asserted as written where they are met. Two are not met by any rule over
-this model's signals (docs/evaluation.md, "Recall: questions with no answer"): the answerable
-paraphrases sit at the similarities where near-topic unanswerable questions find their nearest
-memories. For those the figures measured today are held instead, with a margin of about 0.02,
-so a change that makes them worse fails."""
+Targets are asserted as written where they are met (kept >= 95% with phrasings and questions;
+abstain >= 75% without phrasings, and on the graded set's and the probe set's unanswerable
+questions). Where no rule over this model's signals meets one (docs/evaluation.md, "Recall:
+questions with no answer": near-topic questions sit where their topic's memory is close in
+meaning), the figure measured today is held instead, about 0.03 below it, so a change that
+makes it worse fails."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench.eval_recall import TARGET_ABSTAIN, evaluate_recall
+from bench.eval_recall import TARGET_ABSTAIN, TARGET_KEPT, evaluate_recall
 from bench.eval_set import prepare
 from tests.conftest import make_settings
 from tests.support.retrieval import embedder
@@ -21,13 +22,10 @@ from tests.support.retrieval import embedder
 __all__ = ["embedder"]
 
 pytestmark = pytest.mark.slow
-SETTINGS = ("model", "lexical_only")
-# Measured recall@10 of recall (docs/evaluation.md) less 0.02, the retrieval gate's margin.
-RECALL_FLOOR = {"model": 0.70, "lexical_only": 0.56}
-# Held where the target is not met: holdout abstention with the model (0.679 measured) and the
-# recall@10 gap to memory_search (0.123 with the model, 0.154 lexical only).
-HOLDOUT_ABSTAIN_FLOOR = {"model": 0.65, "lexical_only": TARGET_ABSTAIN}
-GAP_CEILING = {"model": 0.145, "lexical_only": 0.175}
+# Measured on 2026-12-06 (docs/evaluation.md), less about 0.03.
+KEPT_FLOOR = {"plain": 0.56, "also": 0.85, "also+questions": TARGET_KEPT}
+ABSTAIN_FLOOR = {"plain": TARGET_ABSTAIN, "also": 0.73, "also+questions": 0.69}
+LEXICAL_KEPT_FLOOR = 0.66
 
 
 @pytest.fixture(scope="module")
@@ -40,31 +38,24 @@ async def results(module_dsn, embedder, tmp_path_factory):
         await env.backend.close()
 
 
-@pytest.mark.parametrize("setting", SETTINGS)
-def test_recall_answers_nothing_for_three_in_four_unanswerable_tune_questions(results, setting):
-    assert results[setting]["abstain"]["tune"] >= TARGET_ABSTAIN, results[setting]
+@pytest.mark.parametrize("aid", list(KEPT_FLOOR))
+def test_recall_keeps_a_relevant_answer_where_memory_search_finds_one(results, aid):
+    assert results["model"][aid]["kept"] >= KEPT_FLOOR[aid], results["model"][aid]
 
 
-@pytest.mark.parametrize("setting", SETTINGS)
-def test_recall_answers_nothing_for_most_unanswerable_holdout_questions(results, setting):
-    assert results[setting]["abstain"]["holdout"] >= HOLDOUT_ABSTAIN_FLOOR[setting], \
-        results[setting]
+@pytest.mark.parametrize("aid", list(ABSTAIN_FLOOR))
+def test_recall_answers_nothing_for_most_unanswerable_questions(results, aid):
+    assert results["model"][aid]["abstain_all"] >= ABSTAIN_FLOOR[aid], results["model"][aid]
 
 
-@pytest.mark.parametrize("setting", SETTINGS)
-def test_recall_answers_nothing_for_the_unanswerable_queries_of_the_graded_set(results,
-                                                                               setting):
-    assert results[setting]["abstain"]["eval"] >= TARGET_ABSTAIN, results[setting]
+@pytest.mark.parametrize("aid", list(ABSTAIN_FLOOR))
+def test_recall_answers_nothing_for_the_unanswerable_queries_of_the_graded_set(results, aid):
+    assert results["model"][aid]["abstain"]["eval"] >= TARGET_ABSTAIN, results["model"][aid]
 
 
-@pytest.mark.parametrize("setting", SETTINGS)
-def test_recall_keeps_recall_at_10_near_memory_search(results, setting):
-    assert results[setting]["gap"] <= GAP_CEILING[setting], results[setting]
-
-
-@pytest.mark.parametrize("setting", SETTINGS)
-def test_recall_keeps_the_answerable_questions_it_answers_today(results, setting):
-    assert results[setting]["recall_recall@10"] >= RECALL_FLOOR[setting], results[setting]
+def test_without_a_model_words_alone_keep_most_answers_and_abstain(results):
+    side = results["lexical_only"]["plain"]
+    assert side["kept"] >= LEXICAL_KEPT_FLOOR and side["abstain_all"] >= TARGET_ABSTAIN, side
 
 
 def test_the_similarity_floor_is_where_the_model_puts_1_in_1000_non_answering_pairs(results):

@@ -128,12 +128,13 @@ def _leg(db_dsn: str, query: str, *, candidates: int = LEXICAL_CANDIDATES, depth
             async with conn.transaction():
                 for sql, args in _scope():
                     await conn.execute(sql, args)
-                rows = await lexical_leg(
+                rows, _ = await lexical_leg(
                     conn, query, {"namespace": NS, "kinds": None, "tags": None, "depth": depth},
                     min_coverage=min_coverage, max_need=max_need, candidates=candidates)
                 cur = await conn.execute(q("search.lexical_terms"),
                                          {"query": query, "min_coverage": min_coverage,
-                                          "max_need": max_need, "namespace": NS})
+                                          "max_need": max_need, "namespace": NS,
+                                          "primary": query})
                 return rows, (await cur.fetchone())["need"]
     return asyncio.run(run())
 

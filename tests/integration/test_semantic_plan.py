@@ -71,7 +71,7 @@ def _semantic_plan(dsn: str, namespace: str, *, planned: bool, depth: int = MIN_
                 "EXPLAIN (FORMAT JSON) " + q("search.semantic"),
                 {"namespace": namespace, "kinds": None, "tags": None, "depth": depth,
                  "embedding": vector, "model": "sentence-transformers/all-MiniLM-L6-v2",
-                 "max_distance": 2.0}).fetchone()["QUERY PLAN"][0]["Plan"]
+                 "question_penalty": 0.1}).fetchone()["QUERY PLAN"][0]["Plan"]
             sort = conn.execute("SELECT current_setting('enable_sort') AS s").fetchone()["s"]
     return {n["Index Name"] for n in nodes(plan) if "Index Name" in n}, sort
 
@@ -116,8 +116,7 @@ async def test_a_search_of_the_mid_sized_namespace_reads_the_hnsw_index(world, t
                                                                          embedder):
     """Through the backend, as the server searches: the HNSW index is scanned, and what comes
     back is the mid-sized namespace's own memories, as many as asked for."""
-    settings = make_settings(world, tmp_path, semantic_max_distance=2.0,
-                             semantic_neighbour_max_distance=2.0)
+    settings = make_settings(world, tmp_path)
     before = _index_scans(world)
     async with open_backend(settings, embedder) as backend:
         for mode in ("semantic", "hybrid"):
@@ -137,8 +136,7 @@ async def test_a_filtered_search_is_left_to_the_planner(world, tmp_path, embedde
     """A tag held by 12 of the namespace's 1,200 memories: its vectors are read through the
     tag's index and sorted; forcing the HNSW index would make the scan pass ~7,000 other
     vectors to find them."""
-    settings = make_settings(world, tmp_path, semantic_max_distance=2.0,
-                             semantic_neighbour_max_distance=2.0)
+    settings = make_settings(world, tmp_path)
     before = _index_scans(world, table="memories")
     hnsw_before = _index_scans(world)[HNSW]
     async with open_backend(settings, embedder) as backend:

@@ -52,6 +52,7 @@ class MemoryStore(IdempotentWrites):
         derived_from: list[Any] | None = None,
         client_info: str | None = None,
         claim: dict[str, Any] | None = None,
+        questions: list[str] | None = None,
     ) -> dict[str, Any]:
         check_namespace(principal, namespace, write=True)
         kind = mi.check_kind(kind)
@@ -63,11 +64,13 @@ class MemoryStore(IdempotentWrites):
         targets = mi.check_supersedes(supersedes)
         expiry = mi.check_expires_at(expires_at)
         meta = mi.check_metadata(metadata)
+        clean_questions = mi.check_questions(questions) or []
+        mi.check_size(clean_content, clean_questions, self.settings.max_content_chars)
         request_id = mi.check_request_id(client_request_id)
         source = Provenance.of(origin, model, derived_from, client_info, default=mi.DEFAULT_ORIGIN)
-        # Metadata is read by a model too: instruction-shaped text in any of its strings
-        # (keys included) quarantines the memory as it would in the title or content.
-        screening = screen(clean_title, clean_content, *json_strings(meta))
+        # Metadata and questions are read by a model too: instruction-shaped text in any of
+        # their strings (keys included) quarantines the memory as it would in the content.
+        screening = screen(clean_title, clean_content, *clean_questions, *json_strings(meta))
         if screening.quarantined and targets:
             # Otherwise an injected note could retire a real decision while itself being
             # hidden from retrieval: the decision would silently vanish.
@@ -82,6 +85,7 @@ class MemoryStore(IdempotentWrites):
             "supersedes": sorted(str(t) for t in targets),
             "expires_at": expiry.isoformat() if expiry else None, "metadata": meta,
             **source.payload(), **({"claim": clean_claim} if clean_claim else {}),
+            **({"questions": questions} if questions is not None else {}),
         }
 
         async def deduplicated(conn: Conn, existing: dict[str, Any]) -> dict[str, Any]:
@@ -120,6 +124,7 @@ class MemoryStore(IdempotentWrites):
             row = await one(conn, "memories.insert_memory", {
                 "id": new_id, "namespace": namespace, "kind": kind, "title": clean_title,
                 "content": clean_content, "tags": clean_tags, "key": clean_key,
+                "questions": clean_questions,
                 "metadata": Jsonb(meta) if meta is not None else None,
                 "content_hash": digest, "author": principal.surface,
                 "quarantined": screening.quarantined, "expires_at": expiry,
@@ -214,7 +219,8 @@ class MemoryStore(IdempotentWrites):
         await conn.execute(q("memories.insert_revision"), {
             "memory_id": row["id"], "namespace": row["namespace"],
             "revision": row["current_revision"], "title": row["title"],
-            "content": row["content"], "tags": row["tags"], "author": author,
+            "content": row["content"], "tags": row["tags"], "questions": row["questions"],
+            "author": author,
         })
         await conn.execute(q("memories.enqueue_embedding"), {
             "namespace": row["namespace"], "memory_id": row["id"],
@@ -237,21 +243,25 @@ class MemoryStore(IdempotentWrites):
         model: str | None = None,
         derived_from: list[Any] | None = None,
         client_info: str | None = None,
+        questions: list[str] | None = None,
     ) -> dict[str, Any]:
         check_namespace(principal, namespace, write=True)
         mid = mi.parse_id(memory_id)
         expected = mi.check_revision(expected_revision)
-        if content is None and title is None and tags is None:
-            raise InvalidInput("give at least one of content, title, tags to revise")
+        if content is None and title is None and tags is None and questions is None:
+            raise InvalidInput("give at least one of content, title, tags, questions to "
+                               "revise")
         new_content = (mi.check_content(content, self.settings.max_content_chars)
                        if content is not None else None)
         new_title = mi.check_title(title) if title is not None else None
         new_tags = mi.check_tags(tags) if tags is not None else None
+        new_questions = mi.check_questions(questions)
         request_id = mi.check_request_id(client_request_id)
         # Omitted provenance is kept; a new revision restates only what it is given.
         source = Provenance.of(origin, model, derived_from, client_info, default=None)
         payload = {"id": str(mid), "expected_revision": expected, "content": content,
-                   "title": title, "tags": tags, **source.payload()}
+                   "title": title, "tags": tags, **source.payload(),
+                   **({"questions": questions} if questions is not None else {})}
         ids = {"namespace": namespace, "id": mid}
 
         async def body(conn: Conn) -> dict[str, Any]:
@@ -265,16 +275,22 @@ class MemoryStore(IdempotentWrites):
             eff_title = new_title if title is not None else base["title"]
             eff_content = new_content if new_content is not None else base["content"]
             eff_tags = new_tags if new_tags is not None else list(base["tags"])
+            # Without `questions` a revision keeps the previous one's; [] clears them.
+            eff_questions = (new_questions if new_questions is not None
+                             else list(base["questions"]))
+            mi.check_size(eff_content, eff_questions, self.settings.max_content_chars)
             digest = mi.content_hash(eff_content)
             # Revising keeps the metadata: it is screened again with the new text, so a
             # revision cannot lift a quarantine its metadata earned.
-            screening = screen(eff_title, eff_content, *json_strings(base["metadata"]))
+            screening = screen(eff_title, eff_content, *eff_questions,
+                               *json_strings(base["metadata"]))
             if digest != bytes(base["content_hash"]) and base["status"] == "ACTIVE":
                 await self._check_content_free(conn, namespace, digest, mid)
             row = await one(conn, "memories.revise_cas", {
                 **ids, "expected_revision": expected, "title": eff_title,
-                "content": eff_content, "tags": eff_tags, "content_hash": digest,
-                "quarantined": screening.quarantined, **source.columns(),
+                "content": eff_content, "tags": eff_tags, "questions": eff_questions,
+                "content_hash": digest, "quarantined": screening.quarantined,
+                **source.columns(),
             })
             if row is None:
                 return await self._revise_lost(conn, ids)

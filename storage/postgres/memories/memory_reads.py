@@ -117,6 +117,8 @@ class MemoryReads(PgCore):
                         "title": wrap_untrusted(r["title"]),
                         "content": wrap_untrusted(r["content"]),
                         "tags": list(r["tags"]),
+                        **({"questions": [wrap_untrusted(q) for q in r["questions"]]}
+                           if r["questions"] else {}),
                         "author_client": r["author_client"],
                         "created_at": iso(r["created_at"]),
                         "is_current": r["is_current"],

@@ -65,12 +65,14 @@ COLUMNS: dict[str, dict[str, str]] = {
         "title": "the current revision's (revisions[-1])",
         "content": "the current revision's (revisions[-1])",
         "tags": "the current revision's (revisions[-1])",
+        "questions": "the current revision's (revisions[-1])",
         "content_hash": "recomputed from the content on import",
         "tag_ns_tsv": GENERATED, "search_tsv": GENERATED, "search_ns_tsv": GENERATED,
+        "questions_tsv": GENERATED, "questions_ns_tsv": GENERATED,
     },
     "memory_revisions": {
-        **dict.fromkeys(("revision", "title", "content", "tags", "author_client",
-                         "created_at"), IN_FILE),
+        **dict.fromkeys(("revision", "title", "content", "tags", "questions",
+                         "author_client", "created_at"), IN_FILE),
         "memory_id": NESTED, "namespace": NAMESPACE,
         "is_current": "implied: the revision numbered current_revision",
     },
@@ -116,6 +118,7 @@ COLUMNS: dict[str, dict[str, str]] = {
 # Tenant tables an export leaves out, and why.
 LEFT_OUT: dict[str, str] = {
     "memory_embeddings": "derived: the worker embeds the imported memories again (queued)",
+    "memory_question_embeddings": "derived: embedded again with their memories (queued)",
     "embedding_jobs": "derived: the import queues a job per imported live memory",
     "lexicon_words": "derived: word statistics, recounted (the import marks them due)",
     "lexicon_state": "derived: word statistics, recounted (the import marks them due)",

@@ -16,10 +16,11 @@ from ...context_pack import Candidate, Packed, pack
 from ...principal import Principal, check_namespace
 from ...retrieval_guard import judge
 from ...sanitize import wrap_untrusted
-from ...search import MAX_BUDGET_TOKENS, check_int, check_kinds, check_query
+from ...search import MAX_BUDGET_TOKENS, check_ask, check_int, check_kinds, check_query
 from ..memories.profiles import context_quota
 from ..queries import q
 from ..rows import Conn
+from .ranking import centroid
 from .search import MAX_LEG_DEPTH, MIN_LEG_DEPTH, SearchStore
 from .search_legs import LexicalLeg
 
@@ -45,20 +46,23 @@ class ContextStore(SearchStore):
         *,
         budget_tokens: int = 2000,
         kinds: list[str] | None = None,
+        also: list[str] | None = None,
     ) -> dict[str, Any]:
         """The most useful current memories that fit `budget_tokens` (1-32000), counted by BPE
         over the JSON of the returned list. With a query: ranked by hybrid search; without:
         newest first. Decisions and conventions are served first (per-kind quotas), MMR keeps
-        near-duplicates out, a knapsack fills what is left. Raises INVALID_INPUT, FORBIDDEN."""
+        near-duplicates out, a knapsack fills what is left. `also`: other phrasings of the
+        query (as memory_search's). Raises INVALID_INPUT, FORBIDDEN."""
         check_namespace(principal, namespace, write=False)
         query = check_query(query, required=False)
+        ask = check_ask(query, also) if query is not None else None
         budget_tokens = check_int(budget_tokens, "budget_tokens", 1, MAX_BUDGET_TOKENS)
         kinds = check_kinds(kinds)
         lexical: LexicalLeg | None = None
         embedding: asyncio.Task | None = None
         depth = context_depth(budget_tokens)
-        if query is not None:
-            lexical, embedding = self._prepare(namespace, query, "hybrid", kinds, None, depth)
+        if ask is not None:
+            lexical, embedding = self._prepare(namespace, ask, "hybrid", kinds, None, depth)
         model = self._model_name()
         rejected = [0]
 
@@ -66,11 +70,15 @@ class ContextStore(SearchStore):
                                             dict[Any, Any], bool, dict[str, float] | None]:
             # Rows and vectors in one read, binary: 300 vectors parsed from their text form
             # cost ~30 ms of Python. No vectors while degraded (word overlap instead).
-            if query is not None and embedding is not None:
+            if ask is not None and embedding is not None:
                 await self._plan_semantic(conn, namespace, "hybrid", depth, bool(kinds))
-                vector, degraded = await embedding
-                ranked = await self._ranked(conn, namespace, query, vector, "hybrid", kinds,
+                vectors, degraded = await embedding
+                vector = centroid(vectors)
+                ranked = await self._ranked(conn, namespace, ask, vector, "hybrid", kinds,
                                             None, depth, lexical)
+                await self._text_similarities(
+                    conn, {"namespace": namespace, "kinds": kinds, "tags": None}, ranked,
+                    vectors)
                 found = await self._materialise(conn, namespace, ranked,
                                                 vectors_of="" if degraded else model,
                                                 vector=vector)
@@ -78,7 +86,7 @@ class ContextStore(SearchStore):
                 # (storage/retrieval_guard.py) would read as evidence it is not, and cost the
                 # client's context. A query nothing matches gets an empty pack; without a
                 # query the newest memories are served as before.
-                verdicts = judge([r["why"] for r in found])
+                verdicts = judge([r["why"] for r in found], texts=len(ask.texts))
                 rejected[0] = sum(1 for v in verdicts if not v["admitted"])
                 found = [r for r, v in zip(found, verdicts, strict=True) if v["admitted"]]
                 top = max((r["score"] for r in found), default=1.0)

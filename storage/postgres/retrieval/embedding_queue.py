@@ -77,17 +77,15 @@ async def process_batch(backend: PgCore, embedder: Embedder, *, batch: int, max_
             else:
                 todo.append(job)
         vectors, errors = await _embed(embedder, todo)
-        upserts = []
-        for job, vector, error in zip(todo, vectors, errors, strict=True):
+        upserts, question_upserts = [], []
+        for job, job_vectors, error in zip(todo, vectors, errors, strict=True):
             if error is None:
-                upserts.append({
-                    "memory_id": job["memory_id"],
-                    "namespace": job["namespace"],
-                    # The text embedded is the row's current one, so label it with that revision.
-                    "revision": job["current_revision"],
-                    "model": model,
-                    "embedding": vector,
-                })
+                # The text embedded is the row's current one, so label it with that revision.
+                labels = {"memory_id": job["memory_id"], "namespace": job["namespace"],
+                          "revision": job["current_revision"], "model": model}
+                upserts.append({**labels, "embedding": job_vectors[0]})
+                question_upserts += [{**labels, "ordinal": n, "embedding": vector}
+                                     for n, vector in enumerate(job_vectors[1:], start=1)]
                 finished.append(job["id"])
                 counts["embedded"] += 1
             else:
@@ -106,6 +104,9 @@ async def process_batch(backend: PgCore, embedder: Embedder, *, batch: int, max_
             # One pipelined batch instead of a round trip per vector.
             async with conn.cursor() as cur:
                 await cur.executemany(q("embeddings.upsert_vector"), upserts)
+                if question_upserts:
+                    await cur.executemany(q("embeddings.upsert_question_vector"),
+                                          question_upserts)
         if finished:
             await conn.execute(q("embeddings.delete_jobs"), {"ids": finished})
         return counts
@@ -114,28 +115,39 @@ async def process_batch(backend: PgCore, embedder: Embedder, *, batch: int, max_
 
 
 async def _embed(embedder: Embedder, jobs: list[dict[str, Any]]
-                 ) -> tuple[list[Any], list[str | None]]:
-    """One model call for the batch; if it fails, one call per job so a single poisonous text
+                 ) -> tuple[list[list[Any]], list[str | None]]:
+    """Per job, the vectors of its texts (the content first, then each question it answers);
+    one model call for the batch. If it fails, one call per job, so a single poisonous text
     fails alone instead of taking its batch down with it."""
     if not jobs:
         return [], []
-    texts = [document_text(job["title"], job["content"]) for job in jobs]
+    texts = [job_texts(job) for job in jobs]
     try:
-        batch = await asyncio.to_thread(embedder.embed_documents, texts)
-        return list(batch), [None] * len(jobs)
+        flat = await asyncio.to_thread(embedder.embed_documents,
+                                       [t for job in texts for t in job])
+        out, at = [], 0
+        for job in texts:
+            out.append(list(flat[at:at + len(job)]))
+            at += len(job)
+        return out, [None] * len(jobs)
     except Exception as exc:
         if len(jobs) == 1:
-            return [None], [f"{type(exc).__name__}: {exc}"]
-    vectors: list[Any] = []
+            return [[]], [f"{type(exc).__name__}: {exc}"]
+    vectors: list[list[Any]] = []
     errors: list[str | None] = []
-    for text in texts:
+    for job in texts:
         try:
-            vectors.extend(await asyncio.to_thread(embedder.embed_documents, [text]))
+            vectors.append(list(await asyncio.to_thread(embedder.embed_documents, job)))
             errors.append(None)
         except Exception as exc:
-            vectors.append(None)
+            vectors.append([])
             errors.append(f"{type(exc).__name__}: {exc}")
     return vectors, errors
+
+
+def job_texts(job: dict[str, Any]) -> list[str]:
+    """What a job embeds: the memory's text, then each question it answers (migration 0040)."""
+    return [document_text(job["title"], job["content"]), *(job.get("questions") or [])]
 
 
 async def enqueue_missing(backend: PgCore, model: str) -> int:

@@ -183,17 +183,23 @@ def coverage_levels(terms: Sequence[str], need: int,
 
 
 async def lexical_leg(conn: Any, query: str, params: dict[str, Any], *, min_coverage: float,
-                      max_need: int, candidates: int) -> list[dict[str, Any]]:
-    """[{id, matched, rank, coverage}], best first, at most params["depth"]; `coverage` is the
-    share of the query words' summed IDF that the memory's matched words carry. `params`:
-    namespace, kinds, tags, depth. `conn`: anything with psycopg's async `execute` returning
-    dict rows (the benchmark wraps a connection to EXPLAIN each statement)."""
+                      max_need: int, candidates: int, primary: str | None = None,
+                      questions: bool = False) -> tuple[list[dict[str, Any]],
+                                                        list[dict[str, Any]]]:
+    """([{id, matched, rank, coverage}] of the memories' own words, [{id, matched, coverage,
+    covered}] of their questions' (0040; [] unless `questions`)), each best first and at most
+    params["depth"]. `coverage` is the share of the question's summed IDF that the memory's
+    matched words carry: `primary`, the caller's own words when `query` also holds other
+    phrasings of it (their words after its own: storage/search.Ask.words), else all of
+    `query`. `params`: namespace, kinds, tags, depth. `conn`: anything with psycopg's async
+    `execute` returning dict rows (the benchmark wraps a connection to EXPLAIN each
+    statement)."""
     cur = await conn.execute(q("search.lexical_terms"), {
         "query": query, "min_coverage": min_coverage, "max_need": max_need,
-        "namespace": params["namespace"]})
+        "namespace": params["namespace"], "primary": primary if primary is not None else query})
     words = await cur.fetchone()
     if words is None or not words["terms"]:
-        return []  # only stopwords: nothing to match on
+        return [], []  # only stopwords: nothing to match on
     terms, need = words["terms"], words["need"]
     indexed = [index_form(t, words["key"]) for t in terms]
     df = words["df"]
@@ -202,14 +208,24 @@ async def lexical_leg(conn: Any, query: str, params: dict[str, Any], *, min_cove
     common = [terms[i] for i in common_at]
     anchor = min(range(len(common)), key=lambda j: (df[common_at[j]], j)) if common else None
     levels = coverage_levels([indexed[i] for i in common_at], need, anchor)
+    idf = words["idf"]
+    primary_terms = max(1, words["primary_terms"] or len(terms))
+    scoring = {"need": need, "lexemes": words["lexemes"], "term_of": words["term_of"],
+               "idf": idf, "primary_terms": primary_terms,
+               "idf_primary": sum(idf[:primary_terms]) or 1.0}
     cur = await conn.execute(q("search.lexical"), {
-        **params, "rare": any_of([terms[i] for i in rare]) if rare else None,
+        **params, **scoring, "rare": any_of([terms[i] for i in rare]) if rare else None,
         "rare_index": rare_gate(indexed, [any_lexeme(t, words["key"]) for t in terms], rare,
                                 need) if rare else None,
         "common": common,
         "gates": [g for g, _ in levels], "floors": [f for _, f in levels],
-        "take": candidates, "need": need, "lexemes": words["lexemes"],
-        "term_of": words["term_of"], "idf": words["idf"], "avg_length": words["avg_length"],
-        "idf_total": sum(words["idf"])},
+        "take": candidates, "avg_length": words["avg_length"]},
         prepare=False)  # unnamed: planned for these words (postgres/search.search_gucs)
-    return await cur.fetchall()
+    own = await cur.fetchall()
+    if not questions:
+        return own, []
+    cur = await conn.execute(q("search.lexical_questions"), {
+        **params, **scoring, "take": candidates,
+        "any_index": " | ".join(any_lexeme(t, words["key"]) for t in terms)},
+        prepare=False)
+    return own, await cur.fetchall()

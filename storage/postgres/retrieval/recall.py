@@ -27,12 +27,13 @@ class RecallStore(SearchStore):
         *,
         limit: int = 10,
         kinds: list[str] | None = None,
+        also: list[str] | None = None,
     ) -> dict[str, Any]:
-        """The admitted results among memory_search's best `limit` (1-100), best first:
-        {"results", "answered", "rejected", "reasons", "degraded"}. Raises INVALID_INPUT
-        (bounds as memory_search), FORBIDDEN."""
+        """The admitted results among memory_search's best `limit` (1-100), best first, each
+        `strong` or `weak` (storage/retrieval_guard.py): {"results", "answered", "rejected",
+        "reasons", "degraded"}. Raises INVALID_INPUT (bounds as memory_search), FORBIDDEN."""
         found = await self.search(principal, namespace, query, limit=limit, kinds=kinds,
-                                  mode="hybrid")
+                                  mode="hybrid", also=also)
         verdicts = [r["match"] for r in found["results"]]
         admitted = [r for r in found["results"] if r["match"]["admitted"]]
         return {

@@ -25,19 +25,21 @@ from ....errors import Unavailable
 from ...fusion import rrf
 from ...memory_dicts import memory_dict
 from ...principal import Principal, check_namespace
-from ...retrieval_guard import judge
+from ...retrieval_guard import QUESTION_PENALTY, judge
 from ...search import (
     MAX_LIMIT,
+    Ask,
+    check_ask,
     check_int,
     check_kinds,
     check_mode,
-    check_query,
     check_tags,
 )
 from ..core import PgCore
 from ..queries import q
 from ..rows import Conn
 from .lexical_leg import lexical_leg
+from .ranking import best_of, centroid, public_why
 from .search_legs import LexicalLeg, abandon, holding
 
 T = TypeVar("T")
@@ -85,35 +87,41 @@ class SearchStore(PgCore):
         kinds: list[str] | None = None,
         tags: list[str] | None = None,
         mode: str = "hybrid",
+        also: list[str] | None = None,
     ) -> dict[str, Any]:
         """Hybrid (lexical + semantic, RRF-fused), lexical-only or semantic-only search. Each
-        result carries the retrieval guard's verdict (`match`, storage/retrieval_guard.py).
+        result carries the retrieval guard's verdict (`match`, storage/retrieval_guard.py);
+        the nearest memories are ranked whether or not they answer. `also`: other phrasings
+        of the query (docs/retrieval.md, Phrasings).
 
         Raises INVALID_INPUT (bounds: query 1-1000 chars, limit 1-100, known kinds, <= 32
-        tags), FORBIDDEN, UNAVAILABLE for mode='semantic' while the model is not ready.
-        `hybrid` without a model degrades to lexical and returns degraded=true.
+        tags, also <= 4 of 300 chars), FORBIDDEN, UNAVAILABLE for mode='semantic' while the
+        model is not ready. `hybrid` without a model degrades to lexical (degraded=true).
         """
         check_namespace(principal, namespace, write=False)
-        query = check_query(query, required=True)
+        ask = check_ask(query, also)
         limit = check_int(limit, "limit", 1, MAX_LIMIT)
         kinds, tags, mode = check_kinds(kinds), check_tags(tags), check_mode(mode)
         depth = min(max(2 * limit, MIN_LEG_DEPTH), MAX_LEG_DEPTH)
-        lexical, embedding = self._prepare(namespace, query, mode, kinds, tags, depth)
+        lexical, embedding = self._prepare(namespace, ask, mode, kinds, tags, depth)
 
         async def read(conn: Conn) -> tuple[list[dict[str, Any]], bool]:
             await self._plan_semantic(conn, namespace, mode, depth, bool(kinds or tags))
-            vector, degraded = await embedding
-            ranked = await self._ranked(conn, namespace, query, vector, mode, kinds, tags, depth,
+            vectors, degraded = await embedding
+            vector = centroid(vectors)
+            ranked = await self._ranked(conn, namespace, ask, vector, mode, kinds, tags, depth,
                                         lexical)
+            await self._text_similarities(
+                conn, {"namespace": namespace, "kinds": kinds, "tags": tags}, ranked, vectors)
             return (await self._materialise(conn, namespace, ranked[:limit], vector=vector),
                     degraded)
 
         results, degraded = await self._read_beside(namespace, read, lexical, embedding)
-        verdicts = judge([r["why"] for r in results])
+        verdicts = judge([r["why"] for r in results], texts=len(ask.texts))
         return {
             "results": [
-                {"memory": memory_dict(r["row"]), "score": round(r["score"], 6), "why": r["why"],
-                 "match": verdict}
+                {"memory": memory_dict(r["row"]), "score": round(r["score"], 6),
+                 "why": public_why(r["why"]), "match": verdict}
                 for r, verdict in zip(results, verdicts, strict=True)
             ],
             "mode": mode,
@@ -127,14 +135,14 @@ class SearchStore(PgCore):
     def _prepare(
         self,
         namespace: str,
-        query: str,
+        ask: Ask,
         mode: str,
         kinds: list[str] | None,
         tags: list[str] | None,
         depth: int,
     ) -> tuple[LexicalLeg | None, asyncio.Task]:
         """Start what runs beside the caller's transaction: (the lexical leg, for `hybrid`;
-        the query's embedding -> (vector or None, degraded)).
+        the question's embeddings -> (vectors or None, degraded)).
 
         The lexical leg runs in its own read transaction and resolves with its ids as soon as
         they are read (its COMMIT follows on its own); `_ranked` awaits it after the semantic
@@ -148,13 +156,13 @@ class SearchStore(PgCore):
 
             async def leg(conn: Conn) -> list[dict[str, Any]]:
                 lexical.holding.set()
-                rows = await self._lexical(conn, query, params)
+                rows = await self._lexical(conn, ask, params)
                 if not lexical.done():
                     lexical.set_result(rows)  # a read: COMMIT cannot change what it returned
                 return rows
 
             lexical.run(self._run(namespace, leg, retry_safe=True, gucs=self._search_gucs()))
-        return lexical, asyncio.ensure_future(self._query_vector(query, mode))
+        return lexical, asyncio.ensure_future(self._query_vectors(ask, mode))
 
     async def _read_beside(self, namespace: str, read: Callable[[Conn], Awaitable[T]],
                            lexical: LexicalLeg | None, embedding: asyncio.Task | None) -> T:
@@ -179,9 +187,11 @@ class SearchStore(PgCore):
             await conn.execute(q("search.semantic_plan"), {"namespace": namespace,
                                                            "depth": depth})
 
-    async def _query_vector(self, query: str, mode: str) -> tuple[np.ndarray | None, bool]:
-        """(vector or None, degraded). Semantic-only without a model is an error, not a silent
-        empty answer: the caller asked for something this process cannot do right now."""
+    async def _query_vectors(self, ask: Ask, mode: str
+                             ) -> tuple[list[np.ndarray] | None, bool]:
+        """(the vectors of the question's texts, or None; degraded), embedded in one batch.
+        Semantic-only without a model is an error, not a silent empty answer: the caller
+        asked for something this process cannot do right now."""
         if mode == "lexical":
             return None, False
         embedder = self._ready_embedder()
@@ -196,7 +206,9 @@ class SearchStore(PgCore):
                 )
             return None, True
         try:
-            return await embedder.query_vector(query), False
+            if not ask.also:
+                return [await embedder.query_vector(ask.query)], False
+            return await embedder.query_vectors(list(ask.texts)), False
         except Exception as exc:
             if mode == "semantic":
                 raise Unavailable("the embedding model failed on this query") from exc
@@ -208,7 +220,7 @@ class SearchStore(PgCore):
         self,
         conn: Conn,
         namespace: str,
-        query: str,
+        ask: Ask,
         vector: Any,
         mode: str,
         kinds: list[str] | None,
@@ -221,26 +233,18 @@ class SearchStore(PgCore):
         semantic leg so the two run at the same time."""
         params = {"namespace": namespace, "kinds": kinds, "tags": tags, "depth": depth}
         lexical_rows: list[dict[str, Any]] = []
+        semantic: list[Any] = []
         distances: dict[Any, float] = {}
         if mode == "lexical" or (mode == "hybrid" and lexical is None):
-            lexical_rows = await self._lexical(conn, query, params)
+            lexical_rows = await self._lexical(conn, ask, params)
         if mode in ("hybrid", "semantic") and vector is not None:
             cur = await conn.execute(q("search.semantic"), {
                 **params, "embedding": vector, "model": self._model_name(),
-                "max_distance": self.settings.semantic_neighbour_max_distance},
+                "question_penalty": QUESTION_PENALTY},
                 prepare=False)  # unnamed: planned for this vector (search_gucs)
             rows = await cur.fetchall()
             if lexical is not None:
                 lexical_rows = await lexical
-            # The gate decides whether the query is answerable at all, not how far each
-            # neighbour may be: nothing near (and, in hybrid, no word matched) -> no semantic
-            # results, rather than the nearest unrelated memories. Once answerable, the
-            # neighbours up to the looser ceiling count; RRF ranks them by position.
-            answerable = bool(rows) and (
-                rows[0]["distance"] <= self.settings.semantic_max_distance
-                or bool(lexical_rows))
-            if not answerable:
-                rows = []
             semantic = [r["id"] for r in rows]
             distances = {r["id"]: r["distance"] for r in rows}
         elif lexical is not None:
@@ -264,12 +268,39 @@ class SearchStore(PgCore):
             for f in fused
         ]
 
-    async def _lexical(self, conn: Conn, query: str,
+    async def _lexical(self, conn: Conn, ask: Ask,
                        params: dict[str, Any]) -> list[dict[str, Any]]:
-        """The lexical leg's [{id, matched, rank, coverage}], best first
-        (storage/postgres/retrieval/lexical_leg.py)."""
-        return await lexical_leg(conn, query, params, min_coverage=self.lexical_min_coverage,
-                                 max_need=self.lexical_max_need, candidates=LEXICAL_CANDIDATES)
+        """The lexical leg's [{id, rank, coverage}], best first: the memories' own words and
+        their questions' as one list, each memory at the better of its two places
+        (ranking.best_of; storage/postgres/retrieval/lexical_leg.py)."""
+        own, asked = await lexical_leg(
+            conn, ask.words, params, primary=ask.query, min_coverage=self.lexical_min_coverage,
+            max_need=self.lexical_max_need, candidates=LEXICAL_CANDIDATES, questions=True)
+        return best_of(own, asked, params["depth"])
+
+    async def _text_similarities(self, conn: Conn, params: dict[str, Any],
+                                 ranked: list[dict[str, Any]],
+                                 vectors: list[Any] | None) -> None:
+        """Fill each ranked result's `why.sims` (its similarity to each text of the question)
+        and `why.votes` (for how many texts it is the namespace's nearest memory): what the
+        retrieval guard reads (storage/retrieval_guard.py). `params`: namespace, kinds, tags.
+        Nothing without vectors."""
+        if not vectors or not ranked:
+            return
+        shared = {"namespace": params["namespace"], "model": self._model_name(),
+                  "vectors": vectors, "question_penalty": QUESTION_PENALTY}
+        cur = await conn.execute(q("search.text_similarities"),
+                                 {**shared, "ids": [r["id"] for r in ranked]})
+        sims = {row["id"]: [round(s, 4) for s in row["sims"]] for row in await cur.fetchall()}
+        cur = await conn.execute(q("search.nearest_per_text"), {
+            **shared, "kinds": params.get("kinds"), "tags": params.get("tags")},
+            prepare=False)  # unnamed: planned for these vectors (search_gucs)
+        votes: dict[Any, int] = {}
+        for row in await cur.fetchall():
+            votes[row["id"]] = votes.get(row["id"], 0) + 1
+        for r in ranked:
+            r["why"]["sims"] = sims.get(r["id"])
+            r["why"]["votes"] = votes.get(r["id"], 0) if r["id"] in sims else None
 
     async def _materialise(
         self, conn: Conn, namespace: str, ranked: list[dict[str, Any]],
@@ -278,8 +309,7 @@ class SearchStore(PgCore):
         """The ranked rows re-read through stage 0: whole rows (memory_search), or, given
         `vectors_of` (a model name), what memory_context sends with each memory's current
         vector of that model, read in binary. Given the query's `vector`, each result's
-        `why.distance` is filled in where the semantic leg did not rank it, so the retrieval
-        guard sees every result's distance."""
+        `why.distance` is filled in where the semantic leg did not rank it."""
         if not ranked:
             return []
         params = {"ids": [r["id"] for r in ranked], "namespace": namespace}

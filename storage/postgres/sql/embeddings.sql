@@ -15,7 +15,7 @@ WITH due AS (
 )
 SELECT j.id, j.namespace, j.memory_id, j.revision, j.attempts,
        extract(epoch FROM now() - j.created_at)::float8 AS waited,
-       m.status AS memory_status, m.current_revision, m.title, m.content,
+       m.status AS memory_status, m.current_revision, m.title, m.content, m.questions,
        e.revision AS embedded_revision, e.model AS embedded_model
   FROM embedding_jobs j
   JOIN due USING (id)
@@ -33,6 +33,18 @@ ON CONFLICT (memory_id) DO UPDATE
        embedding = EXCLUDED.embedding,
        created_at = now()
  WHERE memory_embeddings.revision <= EXCLUDED.revision;
+
+-- name: upsert_question_vector
+-- One question's vector (migration 0040), never replacing a newer revision's; a question the
+-- revision no longer has keeps an older revision's row, which no search compares.
+INSERT INTO memory_question_embeddings (memory_id, namespace, revision, ordinal, model, embedding)
+VALUES (%(memory_id)s, %(namespace)s, %(revision)s, %(ordinal)s, %(model)s, %(embedding)s)
+ON CONFLICT (memory_id, ordinal) DO UPDATE
+   SET revision = EXCLUDED.revision,
+       model = EXCLUDED.model,
+       embedding = EXCLUDED.embedding,
+       created_at = now()
+ WHERE memory_question_embeddings.revision <= EXCLUDED.revision;
 
 -- name: delete_jobs
 DELETE FROM embedding_jobs WHERE id = ANY (%(ids)s::bigint[]);

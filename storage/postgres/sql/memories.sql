@@ -48,10 +48,11 @@ SELECT id, status, superseded_by FROM memories
 -- the memories this one supersedes (`supersede` pointed them at %(id)s earlier in this
 -- transaction), so a query in the replaced words finds the replacement; NULL when it
 -- supersedes nothing. Provenance (0029): origin, model, client_info, derived_from.
-INSERT INTO memories (id, namespace, kind, title, content, tags, key, metadata, content_hash,
-                      author_client, quarantined, expires_at, origin, model, client_info,
-                      derived_from, lineage)
-VALUES (%(id)s, %(namespace)s, %(kind)s, %(title)s, %(content)s, %(tags)s, %(key)s,
+INSERT INTO memories (id, namespace, kind, title, content, tags, questions, key, metadata,
+                      content_hash, author_client, quarantined, expires_at, origin, model,
+                      client_info, derived_from, lineage)
+VALUES (%(id)s, %(namespace)s, %(kind)s, %(title)s, %(content)s, %(tags)s, %(questions)s,
+        %(key)s,
         %(metadata)s, %(content_hash)s, %(author)s, %(quarantined)s, %(expires_at)s,
         %(origin)s, %(model)s, %(client_info)s, coalesce(%(derived_from)s::jsonb, '[]'),
         (SELECT left(string_agg(concat_ws(' ', o.title, o.content, o.lineage), ' '
@@ -62,8 +63,10 @@ ON CONFLICT (namespace, content_hash) WHERE status = 'ACTIVE' DO NOTHING
 RETURNING *;
 
 -- name: insert_revision
-INSERT INTO memory_revisions (memory_id, namespace, revision, title, content, tags, author_client)
-VALUES (%(memory_id)s, %(namespace)s, %(revision)s, %(title)s, %(content)s, %(tags)s, %(author)s);
+INSERT INTO memory_revisions (memory_id, namespace, revision, title, content, tags, questions,
+                              author_client)
+VALUES (%(memory_id)s, %(namespace)s, %(revision)s, %(title)s, %(content)s, %(tags)s,
+        %(questions)s, %(author)s);
 
 -- name: retire_current_revision
 UPDATE memory_revisions SET is_current = false
@@ -106,7 +109,7 @@ SELECT *, (status = 'ACTIVE' AND expires_at <= now()) IS TRUE AS past_expiry,
 -- given (NULL) is kept.
 UPDATE memories
    SET current_revision = current_revision + 1,
-       title = %(title)s, content = %(content)s, tags = %(tags)s,
+       title = %(title)s, content = %(content)s, tags = %(tags)s, questions = %(questions)s,
        content_hash = %(content_hash)s, quarantined = %(quarantined)s,
        origin = coalesce(%(origin)s, origin), model = coalesce(%(model)s, model),
        client_info = coalesce(%(client_info)s, client_info),
@@ -160,7 +163,7 @@ SELECT *, (status = 'ACTIVE' AND expires_at <= now()) IS TRUE AS past_expiry,
  LIMIT %(limit)s;
 
 -- name: revisions_of
-SELECT revision, title, content, tags, author_client, is_current, created_at
+SELECT revision, title, content, tags, questions, author_client, is_current, created_at
   FROM memory_revisions
  WHERE namespace = %(namespace)s AND memory_id = %(id)s
  ORDER BY revision;

@@ -41,7 +41,10 @@ SELECT w.terms, w.need,
        (SELECT array_agg(p.df ORDER BY p.i) FROM weighted p) AS df,
        (SELECT array_agg(p.idf ORDER BY p.i) FROM weighted p) AS idf,
        (SELECT avg_length FROM state) AS avg_length,
-       memhub_ns_key(%(namespace)s) AS key
+       memhub_ns_key(%(namespace)s) AS key,
+       -- How many of the words are the question's own: its phrasings' words follow them
+       -- (storage/search.Ask.words), so they are the first ones.
+       least(cardinality(memhub_query_terms(%(primary)s)), cardinality(w.terms)) AS primary_terms
   FROM words w;
 
 -- name: lexical
@@ -57,7 +60,7 @@ SELECT id, matched, rank, coverage
     -- row's order) differ in the last bits of a float sum, and the tie-breaker below (newest
     -- first) must decide between them, not those bits.
     SELECT j.id, j.seq, s.matched, round(s.score * 1e9::float8) / 1e9::float8 AS rank,
-           s.covered / %(idf_total)s::float8 AS coverage
+           s.covered / %(idf_primary)s::float8 AS coverage
       FROM (
         (SELECT r.id, r.seq, r.search_tsv
            FROM live_memories r
@@ -101,9 +104,11 @@ SELECT id, matched, rank, coverage
                                                                  length(j.search_tsv)), 1)))),
                         0) AS score,
                count(*)::int AS matched,
-               -- The share of the query's IDF its matched words carry: how much of what the
-               -- query says the memory holds (storage/retrieval_guard.py).
-               coalesce(sum((%(idf)s::float8[])[w.term]), 0) AS covered
+               -- The share of the question's own IDF its matched words carry (not its
+               -- phrasings'): how much of what the question says the memory holds
+               -- (storage/retrieval_guard.py).
+               coalesce(sum((%(idf)s::float8[])[w.term])
+                            FILTER (WHERE w.term <= %(primary_terms)s), 0) AS covered
           FROM (
             SELECT q.term, max(coalesce(cardinality(v.positions), 1)) AS tf
               FROM unnest(ts_filter(setweight(setweight(j.search_tsv, 'D'), 'A',
@@ -138,26 +143,133 @@ SELECT set_config('enable_sort', 'off', true) AS enable_sort
    AND s.docs::float8 * s.docs >= 2.0 * %(depth)s * c.reltuples;
 
 -- name: semantic
--- Nearest first among live memories whose vector is of their current revision and of the
--- configured model; the distance gate is applied outside the LIMIT so the HNSW scan is never
--- asked to find rows that do not exist (which would make it walk the whole graph).
-SELECT id, distance
+-- Nearest first among live memories, by the best of their content's vector and their
+-- questions' (0040; a question's distance counts %(question_penalty)s more), each of their
+-- current revision and of the configured model. Never empty while the namespace holds
+-- embedded memories: whether the nearest are answers is the retrieval guard's to say
+-- (storage/retrieval_guard.py), so a search always ranks.
+SELECT id, min(distance) AS distance
   FROM (
-    SELECT m.id, (e.embedding <=> %(embedding)s)::float8 AS distance
-      FROM memory_embeddings e
-      JOIN live_memories m ON m.id = e.memory_id AND m.current_revision = e.revision
-     WHERE e.namespace = %(namespace)s
-       AND m.namespace = %(namespace)s
-       AND e.model = %(model)s
-       AND NOT m.quarantined
-       AND (%(kinds)s::text[] IS NULL OR m.kind = ANY (%(kinds)s::text[]))
-       AND (%(tags)s::text[] IS NULL
-            OR m.tag_ns_tsv @@ memhub_tag_gate(%(namespace)s, %(tags)s::text[]))
-     ORDER BY e.embedding <=> %(embedding)s
-     LIMIT %(depth)s
+    (SELECT m.id, (e.embedding <=> %(embedding)s)::float8 AS distance
+       FROM memory_embeddings e
+       JOIN live_memories m ON m.id = e.memory_id AND m.current_revision = e.revision
+      WHERE e.namespace = %(namespace)s
+        AND m.namespace = %(namespace)s
+        AND e.model = %(model)s
+        AND NOT m.quarantined
+        AND (%(kinds)s::text[] IS NULL OR m.kind = ANY (%(kinds)s::text[]))
+        AND (%(tags)s::text[] IS NULL
+             OR m.tag_ns_tsv @@ memhub_tag_gate(%(namespace)s, %(tags)s::text[]))
+      ORDER BY e.embedding <=> %(embedding)s
+      LIMIT %(depth)s)
+    UNION ALL
+    (SELECT m.id, (qe.embedding <=> %(embedding)s)::float8 + %(question_penalty)s AS distance
+       FROM memory_question_embeddings qe
+       JOIN live_memories m ON m.id = qe.memory_id AND m.current_revision = qe.revision
+      WHERE qe.namespace = %(namespace)s
+        AND m.namespace = %(namespace)s
+        AND qe.model = %(model)s
+        AND NOT m.quarantined
+        AND (%(kinds)s::text[] IS NULL OR m.kind = ANY (%(kinds)s::text[]))
+        AND (%(tags)s::text[] IS NULL
+             OR m.tag_ns_tsv @@ memhub_tag_gate(%(namespace)s, %(tags)s::text[]))
+      ORDER BY qe.embedding <=> %(embedding)s
+      LIMIT %(depth)s)
   ) nearest
- WHERE distance <= %(max_distance)s
- ORDER BY distance, id;
+ GROUP BY id
+ ORDER BY distance, id
+ LIMIT %(depth)s;
+
+-- name: text_similarities
+-- For the retrieval guard: each candidate's cosine similarity to each text of the question
+-- (the query, then its phrasings), the best of its content's vector and its questions' (a
+-- question's less %(question_penalty)s), of its current revision and the configured model. A
+-- candidate without a current vector has no row. Candidates come from the legs (stage 0
+-- already applied); the rows returned are re-read through stage 0 separately.
+SELECT c.id,
+       array_agg(greatest(1 - (e.embedding <=> t.v)::float8,
+                          coalesce(q.best, -1) - %(question_penalty)s) ORDER BY t.i) AS sims
+  FROM unnest(%(ids)s::uuid[]) AS c(id)
+  JOIN memories m ON m.id = c.id AND m.namespace = %(namespace)s
+  JOIN memory_embeddings e
+    ON e.memory_id = c.id AND e.revision = m.current_revision AND e.model = %(model)s
+ CROSS JOIN unnest(%(vectors)s::vector[]) WITH ORDINALITY AS t(v, i)
+  LEFT JOIN LATERAL (
+    SELECT max(1 - (qe.embedding <=> t.v)::float8) AS best
+      FROM memory_question_embeddings qe
+     WHERE qe.memory_id = c.id AND qe.revision = m.current_revision AND qe.model = %(model)s
+  ) q ON true
+ GROUP BY c.id;
+
+-- name: nearest_per_text
+-- For the retrieval guard's agreement rule: the nearest live memory in the namespace to each
+-- text of the question (the query, then its phrasings), by the best of its content's vector
+-- and its questions' (a question's distance counting %(question_penalty)s more), as the
+-- semantic leg ranks. One nearest-neighbour read per text.
+SELECT t.i AS text, n.id
+  FROM unnest(%(vectors)s::vector[]) WITH ORDINALITY AS t(v, i)
+ CROSS JOIN LATERAL (
+    SELECT id FROM (
+        (SELECT m.id, (e.embedding <=> t.v)::float8 AS distance
+           FROM memory_embeddings e
+           JOIN live_memories m ON m.id = e.memory_id AND m.current_revision = e.revision
+          WHERE e.namespace = %(namespace)s AND m.namespace = %(namespace)s
+            AND e.model = %(model)s AND NOT m.quarantined
+            AND (%(kinds)s::text[] IS NULL OR m.kind = ANY (%(kinds)s::text[]))
+            AND (%(tags)s::text[] IS NULL
+                 OR m.tag_ns_tsv @@ memhub_tag_gate(%(namespace)s, %(tags)s::text[]))
+          ORDER BY e.embedding <=> t.v
+          LIMIT 1)
+        UNION ALL
+        (SELECT m.id, (qe.embedding <=> t.v)::float8 + %(question_penalty)s AS distance
+           FROM memory_question_embeddings qe
+           JOIN live_memories m ON m.id = qe.memory_id AND m.current_revision = qe.revision
+          WHERE qe.namespace = %(namespace)s AND m.namespace = %(namespace)s
+            AND qe.model = %(model)s AND NOT m.quarantined
+            AND (%(kinds)s::text[] IS NULL OR m.kind = ANY (%(kinds)s::text[]))
+            AND (%(tags)s::text[] IS NULL
+                 OR m.tag_ns_tsv @@ memhub_tag_gate(%(namespace)s, %(tags)s::text[]))
+          ORDER BY qe.embedding <=> t.v
+          LIMIT 1)
+    ) best
+     ORDER BY distance, id
+     LIMIT 1
+ ) n;
+
+-- name: lexical_questions
+-- The questions' own lexical field (0040): live memories whose questions hold at least
+-- %(need)s of the words, read through the namespaced-lexeme index on questions_ns_tsv (a
+-- superset, each row tested on the exact lexemes), ranked by the IDF their matched words carry
+-- (questions are a sentence each: no length norm, no repeats to saturate).
+SELECT id, matched, coverage, covered
+  FROM (
+    SELECT j.id, j.seq, s.matched, s.covered,
+           s.primary_covered / %(idf_primary)s::float8 AS coverage
+      FROM (
+        SELECT r.id, r.seq, r.questions_tsv
+          FROM live_memories r
+         WHERE r.namespace = %(namespace)s
+           AND NOT r.quarantined
+           AND r.questions_ns_tsv @@ %(any_index)s::tsquery
+           AND (%(kinds)s::text[] IS NULL OR r.kind = ANY (%(kinds)s::text[]))
+           AND (%(tags)s::text[] IS NULL
+                OR r.tag_ns_tsv @@ memhub_tag_gate(%(namespace)s, %(tags)s::text[]))
+         LIMIT %(take)s
+      ) j
+      CROSS JOIN LATERAL (
+        SELECT count(*)::int AS matched,
+               coalesce(sum((%(idf)s::float8[])[w.term]), 0) AS covered,
+               coalesce(sum((%(idf)s::float8[])[w.term])
+                            FILTER (WHERE w.term <= %(primary_terms)s), 0) AS primary_covered
+          FROM (SELECT DISTINCT q.term
+                  FROM unnest(tsvector_to_array(j.questions_tsv)) AS v(lexeme)
+                  JOIN unnest(%(lexemes)s::text[], %(term_of)s::int[]) AS q(lexeme, term)
+                    ON q.lexeme = v.lexeme) w
+      ) s
+  ) scored
+ WHERE matched >= %(need)s
+ ORDER BY covered DESC, seq DESC
+ LIMIT %(depth)s;
 
 -- name: fetch_live
 -- The final rows, re-read through stage 0 (a memory retired since the legs ran drops out).

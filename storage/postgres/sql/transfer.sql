@@ -108,11 +108,12 @@ SELECT memhub_restoring('memories'::regclass)
        AND memhub_restoring('memory_revisions'::regclass) AS allowed;
 
 -- name: insert_memory
-INSERT INTO memories (id, namespace, kind, title, content, tags, key, metadata, status,
-                      superseded_by, current_revision, content_hash, author_client,
+INSERT INTO memories (id, namespace, kind, title, content, tags, questions, key, metadata,
+                      status, superseded_by, current_revision, content_hash, author_client,
                       quarantined, deleted_reason, created_at, updated_at, expires_at, lineage,
                       origin, model, client_info, derived_from)
-VALUES (%(id)s, %(namespace)s, %(kind)s, %(title)s, %(content)s, %(tags)s, %(key)s,
+VALUES (%(id)s, %(namespace)s, %(kind)s, %(title)s, %(content)s, %(tags)s, %(questions)s,
+        %(key)s,
         %(metadata)s, %(status)s, %(superseded_by)s, %(current_revision)s, %(content_hash)s,
         %(author_client)s, %(quarantined)s, %(deleted_reason)s, %(created_at)s,
         %(updated_at)s, %(expires_at)s, %(lineage)s, %(origin)s, %(model)s, %(client_info)s,
@@ -120,9 +121,9 @@ VALUES (%(id)s, %(namespace)s, %(kind)s, %(title)s, %(content)s, %(tags)s, %(key
 
 -- name: insert_revision
 INSERT INTO memory_revisions (memory_id, namespace, revision, title, content, tags,
-                              author_client, is_current, created_at)
+                              questions, author_client, is_current, created_at)
 VALUES (%(memory_id)s, %(namespace)s, %(revision)s, %(title)s, %(content)s, %(tags)s,
-        %(author_client)s, %(is_current)s, %(created_at)s);
+        %(questions)s, %(author_client)s, %(is_current)s, %(created_at)s);
 
 -- name: insert_corroboration
 INSERT INTO memory_corroborations (namespace, memory_id, author_client, created_at)
