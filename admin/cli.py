@@ -11,11 +11,12 @@
     memhub-admin purge memory|handoff|session|artifact|namespace ID --reason TEXT [--yes]
     memhub-admin gc [--dry-run]
     memhub-admin export NAMESPACE [--out FILE] [--force]
-    memhub-admin import FILE [--namespace NEW]
+    memhub-admin import FILE [--namespace NEW] [--yes]
     memhub-admin import --markdown FILE... --namespace NS [--dry-run]
 
-`--json` prints machine-readable output. Rotate, revoke and purge ask for confirmation unless
-`--yes`; without a terminal to ask on they refuse. Actions are audited as "cli:<os user>".
+`--json` prints machine-readable output. Rotate, revoke, purge and an import without
+--namespace ask for confirmation unless `--yes`; without a terminal to ask on they refuse.
+Actions are audited as "cli:<os user>".
 """
 
 from __future__ import annotations

@@ -97,7 +97,8 @@ def confirm(prompt: str) -> bool | None:
     return answer.strip().lower() in ("y", "yes")
 
 
-def needs_confirmation(args: argparse.Namespace, what: str) -> int | None:
+def needs_confirmation(args: argparse.Namespace, what: str,
+                       remedy: str = "pass --yes") -> int | None:
     """None to go ahead; otherwise the exit status to stop with."""
     if args.yes:
         return None
@@ -105,7 +106,7 @@ def needs_confirmation(args: argparse.Namespace, what: str) -> int | None:
     if answer is None:
         return fail(
             args,
-            f"refusing to {what} without confirmation: no input to ask on; pass --yes",
+            f"refusing to {what} without confirmation: no input to ask on; {remedy}",
             "CONFIRMATION_REQUIRED",
             EXIT_USAGE,
         )
