@@ -26,7 +26,7 @@ from .embedding.embedder import SHUTDOWN_LOAD_WAIT, Embedder
 from .errors import MemhubError
 from .gateway import artifact_route, github_webhook, metrics_route
 from .gateway.access_log import AccessLog
-from .gateway.body_limit import BodyLimit, mcp_body_limit, raise_mcp_transport_limit
+from .gateway.body_limit import BodyLimit, mcp_body_limit, take_over_mcp_body_limit
 from .gateway.host_check import HostCheck
 from .gateway.hosts import allowed_hosts
 from .gateway.mcp_request import JsonRpcPrecheck, NormaliseMcpRequest
@@ -125,7 +125,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 backend, retention.RetentionPolicy.from_settings(settings),
                 settings.gc_interval_seconds, rt.metrics.job_recorder("gc")), "memhub-gc")
             await stack.enter_async_context(mcp_app.lifespan(app))
-            raise_mcp_transport_limit(mcp_app, mcp_body_limit(settings.artifact_max_bytes))
+            take_over_mcp_body_limit(mcp_app)
             logger.info("memhub ready", extra={"host": settings.host, "port": settings.port})
             yield
             rt.backend = None
