@@ -161,3 +161,17 @@ class ConfirmationUsed(MemhubError):
     http_status = 409
     remedy = ("A confirmation is single use and this one was already spent: re-read the "
               "memory; call again without `confirmation` for a new preview if still needed.")
+
+
+class ConfirmationRequired(MemhubError):
+    code = "CONFIRMATION_REQUIRED"
+    http_status = 409
+    remedy = ("The namespace's intent gate is on: a supersede or forget is applied only with the "
+              "confirmation of its preview. Call memory_remember (with supersedes) or "
+              "memory_forget without `confirmation` to get the preview, then call again with it.")
+
+
+class QuotaExceeded(MemhubError):
+    code = "QUOTA_EXCEEDED"
+    http_status = 409
+    remedy = "The namespace holds as many of these as it may; the limit is in the message."

@@ -38,12 +38,19 @@ class MemoryBackend(ABC):
         derived_from: list[Any] | None = None,
         client_info: str | None = None,
         claim: dict[str, Any] | None = None,
+        confirmation: str | None = None,
     ) -> dict[str, Any]:
         """{"outcome": created|deduplicated|replayed, "memory", "superseded", "quarantine",
         "verified_persisted"}. Provenance (memory_input.check_origin, check_label,
         check_derived_from): origin defaults to agent_inferred; derived_from entries must
         exist in the namespace (NOT_FOUND). `claim` (storage/claims.check_claim): a claim about
-        a repository, attached to the memory (a deduplicated memory keeps one it has)."""
+        a repository, attached to the memory (a deduplicated memory keeps one it has).
+
+        The intent gate: in a namespace whose gate is on, a write with `supersedes` needs the
+        `confirmation` of its preview (GateBackend.gate_preview, bound to exactly these
+        arguments), spent with the write: without one it raises CONFIRMATION_REQUIRED and
+        writes nothing. A confirmation given is verified and spent whatever the switch says:
+        CONFIRMATION_INVALID, CONFIRMATION_MISMATCH, CONFIRMATION_EXPIRED, CONFIRMATION_USED."""
 
     @abstractmethod
     async def revise(
@@ -68,9 +75,12 @@ class MemoryBackend(ABC):
 
     @abstractmethod
     async def forget(
-        self, principal: Principal, namespace: str, memory_id: str, reason: str
+        self, principal: Principal, namespace: str, memory_id: str, reason: str, *,
+        confirmation: str | None = None,
     ) -> dict[str, Any]:
-        """{"outcome": forgotten|already_forgotten, "memory"}."""
+        """{"outcome": forgotten|already_forgotten, "memory"}. In a namespace whose intent
+        gate is on, only with the `confirmation` of its preview, as `remember` with
+        supersedes (CONFIRMATION_REQUIRED without one)."""
 
     @abstractmethod
     async def get_memory(

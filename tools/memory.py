@@ -1,7 +1,7 @@
 """The versioned-memory writes: remember, revise, forget (the reads are tools/memory_reads.py).
 
 Adapters: authorize the namespace first, then one call into usecases/writes.py (the intent
-gate's hold, the write, pacing). The author of a write is the token's surface, never an
+gate's preview, the write, pacing). The author of a write is the token's surface, never an
 argument. Arguments are typed loosely on purpose (e.g. `kind: str` with an enum in the schema)
 so a bad value is answered by our validation as INVALID_INPUT rather than by the framework.
 """

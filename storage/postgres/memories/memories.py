@@ -15,6 +15,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from ....errors import Conflict, InvalidInput, NotFound, Retryable
+from ... import gate_confirm
 from ... import memory_input as mi
 from ...claims import check_claim
 from ...memory_dicts import iso, memory_dict
@@ -25,12 +26,14 @@ from ..idempotency import IdempotentWrites
 from ..queries import q
 from ..rows import Conn, many, one, one_row
 from .claims import insert_claim
+from .retire_gate import RetireGate
 from .trust import Provenance, persisted
 
 logger = logging.getLogger(__name__)
 
-class MemoryStore(IdempotentWrites):
-    """Implements `MemoryBackend`; composed into `PostgresBackend` over `PgCore`."""
+class MemoryStore(RetireGate, IdempotentWrites):
+    """Implements `MemoryBackend`; composed into `PostgresBackend` over `PgCore`. A write that
+    retires memories passes the intent gate in its own transaction (retire_gate.py)."""
 
     # --- remember -------------------------------------------------------------------------
     async def remember(
@@ -52,8 +55,15 @@ class MemoryStore(IdempotentWrites):
         derived_from: list[Any] | None = None,
         client_info: str | None = None,
         claim: dict[str, Any] | None = None,
+        confirmation: str | None = None,
     ) -> dict[str, Any]:
         check_namespace(principal, namespace, write=True)
+        nonce = await self._confirmation_nonce(
+            principal, namespace, "memory_remember", gate_confirm.remember_arguments(
+                content=content, kind=kind, title=title, tags=tags, key=key,
+                supersedes=supersedes, client_request_id=client_request_id,
+                expires_at=expires_at, metadata=metadata, origin=origin, model=model,
+                derived_from=derived_from, claim=claim), confirmation)
         kind = mi.check_kind(kind)
         clean_claim = check_claim(claim)
         clean_content = mi.check_content(content, self.settings.max_content_chars)
@@ -77,6 +87,7 @@ class MemoryStore(IdempotentWrites):
                 reasons=screening.reasons,
             )
         digest = mi.content_hash(clean_content)
+        same_content = {"namespace": namespace, "content_hash": digest}
         payload = {
             "content": content, "kind": kind, "title": title, "tags": tags, "key": key,
             "supersedes": sorted(str(t) for t in targets),
@@ -90,6 +101,8 @@ class MemoryStore(IdempotentWrites):
             return await self._deduplicated(conn, principal, existing, screening)
 
         async def body(conn: Conn) -> dict[str, Any]:
+            if targets or nonce is not None:
+                await self._admit_retirement(conn, namespace, nonce)
             await conn.execute(q("memories.expire_due_in_namespace"), {"namespace": namespace})
             if expiry is not None:
                 when = await one_row(conn, "memories.is_in_past", {"ts": expiry})
@@ -101,10 +114,7 @@ class MemoryStore(IdempotentWrites):
                 await self._supersede(conn, namespace, targets, new_id)
                 await self._check_content_free(conn, namespace, digest, None)
             else:
-                existing = await one(
-                    conn, "memories.active_by_hash",
-                    {"namespace": namespace, "content_hash": digest},
-                )
+                existing = await one(conn, "memories.active_by_hash", same_content)
                 if existing is not None:
                     return await deduplicated(conn, existing)
             if clean_key is not None:
@@ -127,10 +137,7 @@ class MemoryStore(IdempotentWrites):
             })
             if row is None:
                 # A concurrent identical assertion committed between our check and insert.
-                existing = await one(
-                    conn, "memories.active_by_hash",
-                    {"namespace": namespace, "content_hash": digest},
-                )
+                existing = await one(conn, "memories.active_by_hash", same_content)
                 if existing is None:
                     raise Retryable("a concurrent write retired a duplicate; retry")
                 if targets:
@@ -317,14 +324,19 @@ class MemoryStore(IdempotentWrites):
 
     # --- forget ---------------------------------------------------------------------------
     async def forget(
-        self, principal: Principal, namespace: str, memory_id: str, reason: str
+        self, principal: Principal, namespace: str, memory_id: str, reason: str, *,
+        confirmation: str | None = None,
     ) -> dict[str, Any]:
         check_namespace(principal, namespace, write=True)
+        nonce = await self._confirmation_nonce(
+            principal, namespace, "memory_forget",
+            gate_confirm.forget_arguments(memory_id, reason), confirmation)
         mid = mi.parse_id(memory_id)
         clean_reason = mi.check_reason(reason)
         ids = {"namespace": namespace, "id": mid}
 
         async def write(conn: Conn) -> dict[str, Any]:
+            await self._admit_retirement(conn, namespace, nonce)
             row = await one(conn, "memories.forget", {**ids, "reason": clean_reason})
             if row is not None:
                 return {"outcome": "forgotten", "memory": memory_dict(row)}
@@ -339,6 +351,7 @@ class MemoryStore(IdempotentWrites):
                 status=now["status"], superseded_by=str(now["superseded_by"]),
             )
 
-        # Forgetting twice is harmless (already_forgotten), so a retry is safe.
-        return persisted(await self._run(namespace, write, retry_safe=True),
+        # Forgetting twice is harmless (already_forgotten), so a retry is safe; not with a
+        # confirmation, which a commit lost in flight may have spent (UNKNOWN_OUTCOME instead).
+        return persisted(await self._run(namespace, write, retry_safe=nonce is None),
                          await self.durable_commits())

@@ -7,10 +7,34 @@ SELECT COALESCE(profile ->> 'intent_gate', 'off') AS intent_gate, version
  WHERE namespace = %(namespace)s;
 
 -- name: skills
+-- The skills an intent is checked against: in name order, as many as fit both of the
+-- namespace's limits (all of them, unless the namespace held more before the limits existed).
 SELECT name, trigger, guidance, version, updated_at
-  FROM gate_skills
- WHERE namespace = %(namespace)s
+  FROM (SELECT s.name, s.trigger, s.guidance, s.version, s.updated_at,
+               count(*) OVER running AS n,
+               sum(octet_length(s.trigger::text)) OVER running AS bytes
+          FROM gate_skills s
+         WHERE s.namespace = %(namespace)s
+        WINDOW running AS (ORDER BY s.name)) upto
+ WHERE n <= %(limit)s AND bytes <= %(bytes)s
  ORDER BY name;
+
+-- name: lock_skills
+-- Serialises the skill definitions of one namespace until COMMIT, so the count below is the
+-- one the insert sees (the key is the namespace's, in a space of its own).
+SELECT pg_advisory_xact_lock(hashtextextended('memhub.gate_skills:' || %(namespace)s, 0));
+
+-- name: skills_beside
+-- What a definition of the named skill with %(trigger)s would leave the namespace holding:
+-- how many other skills and their triggers' bytes, and the bytes of this one, before and after.
+SELECT count(*) FILTER (WHERE name <> %(name)s) AS others,
+       coalesce(sum(octet_length(trigger::text)) FILTER (WHERE name <> %(name)s), 0)
+           AS others_bytes,
+       coalesce(sum(octet_length(trigger::text)) FILTER (WHERE name = %(name)s), 0) AS bytes_now,
+       octet_length(%(trigger)s::jsonb::text) AS bytes,
+       coalesce(bool_or(name = %(name)s), false) AS exists
+  FROM gate_skills
+ WHERE namespace = %(namespace)s;
 
 -- name: upsert_skill
 -- A redefinition bumps the version only when the trigger or guidance changed.
