@@ -26,6 +26,7 @@ OUTCOME_MAX = 2000
 GUIDANCE_MAX = 4000
 TRIGGER_BYTES_MAX = 4096
 TRIGGER_DEPTH_MAX = 8
+SKILL_VERSION_MAX = 2**31 - 1
 SKILL_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 # The intent fields a trigger may read.
 INTENT_FIELDS = ("kind", "tags", "text")
@@ -139,6 +140,17 @@ def check_intent(intent: Any) -> dict[str, Any]:
     tags = check_tags(intent.get("tags"))
     return {"text": _text(intent.get("text"), "intent.text", INTENT_TEXT_MAX), "kind": kind,
             "tags": tags}
+
+
+def check_skill_version(value: Any) -> int | None:
+    """None (the last definition wins), or the version read: 0 for a skill not defined yet."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) \
+            or not 0 <= value <= SKILL_VERSION_MAX:
+        raise InvalidInput("expected_version must be an integer >= 0 (0: not defined yet)",
+                           field="expected_version")
+    return value
 
 
 def check_outcome(outcome: Any) -> str:
