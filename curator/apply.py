@@ -215,9 +215,5 @@ async def _one(storage: StorageBackend, settings: Settings, principal: Principal
         item.update(status="skipped", code=exc.code, reason=str(exc)[:300])
         return
     outcome = written.get("outcome")
-    if outcome == "conflict":
-        item.update(status="skipped", code="CONFLICT",
-                    reason="the memory was revised since it was shown")
-        return
     item.update(status="replayed" if outcome == "replayed" else "applied", outcome=outcome,
                 memory_id=written["memory"]["id"])

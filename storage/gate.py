@@ -49,10 +49,13 @@ class GateBackend(ABC):
 
     @abstractmethod
     async def skill_define(self, principal: Principal, namespace: str, name: str,
-                           trigger: Any, guidance: str) -> dict[str, Any]:
+                           trigger: Any, guidance: str, *,
+                           expected_version: int | None = None) -> dict[str, Any]:
         """Create or update a skill: {"outcome": "created" | "updated" | "unchanged",
-        "skill"}. Raises INVALID_INPUT (naming the field; nothing stored), TOO_LARGE,
+        "skill"}. With `expected_version` (0: not defined yet) it applies only at that
+        version. Raises INVALID_INPUT (naming the field; nothing stored), TOO_LARGE,
         QUOTA_EXCEEDED (a new skill in a namespace that holds gate_input.SKILLS_MAX),
+        CONFLICT (another version is current: details hold the skill as it is now),
         FORBIDDEN."""
 
     @abstractmethod

@@ -43,6 +43,7 @@ TRIGGERS_BYTES_MAX = 32768
 GUIDANCE_SKILLS_MAX = 10
 GUIDANCE_CHARS_MAX = 8000  # two skills of the longest guidance
 OMITTED_NAMES_MAX = 50
+SKILL_VERSION_MAX = 2**31 - 1
 SKILL_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 # The intent fields a trigger may read.
 INTENT_FIELDS = ("kind", "tags", "text")
@@ -156,6 +157,17 @@ def check_intent(intent: Any) -> dict[str, Any]:
     tags = check_tags(intent.get("tags"))
     return {"text": _text(intent.get("text"), "intent.text", INTENT_TEXT_MAX), "kind": kind,
             "tags": tags}
+
+
+def check_skill_version(value: Any) -> int | None:
+    """None (the last definition wins), or the version read: 0 for a skill not defined yet."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) \
+            or not 0 <= value <= SKILL_VERSION_MAX:
+        raise InvalidInput("expected_version must be an integer >= 0 (0: not defined yet)",
+                           field="expected_version")
+    return value
 
 
 def check_outcome(outcome: Any) -> str:

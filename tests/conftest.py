@@ -11,7 +11,7 @@ import pytest
 
 from memhub.config import Settings
 from tests.support import db
-from tests.support.server import thread_server
+from tests.support.server import free_port, thread_server
 
 MODEL_PATH = os.environ.get("MEMHUB_EMBED_MODEL_PATH")
 
@@ -92,6 +92,15 @@ def settings(db_dsn: str, tmp_path: Path) -> Settings:
 def server(settings: Settings):
     """A real memhub over HTTP on a loopback port, on this test's own database."""
     with thread_server(settings) as running:
+        yield running
+
+
+@pytest.fixture
+def own_port_server(db_dsn: str, tmp_path: Path):
+    """As `server`, configured with the port it listens on, so the OAuth pages it sends a
+    client to are its own."""
+    port = free_port()
+    with thread_server(make_settings(db_dsn, tmp_path, port=port), port=port) as running:
         yield running
 
 

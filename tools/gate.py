@@ -76,6 +76,9 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             "substring or tag), e.g. {\"contains\": [{\"var\": \"tags\"}, \"prod\"]}."))],
         guidance: Annotated[str, Field(description="What an agent whose intent matches "
                                                    "should do (1-4000 chars).")],
+        expected_version: Annotated[int | None, Field(
+            description="The skill's version you read (0: not defined yet): then it applies "
+                        "only if that is still current. Omit: last writer wins.")] = None,
     ) -> dict[str, Any]:
         """Define (or update) a project rule that intent_open applies: when an intent matches
         the trigger, its guidance is returned to the agent.
@@ -84,10 +87,12 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         "guidance", "version", "updated_at"}}. A trigger that does not validate is refused,
         never stored. A namespace holds at most 200 skills, their triggers 32 KB together.
         Errors: INVALID_INPUT (naming the field), TOO_LARGE, QUOTA_EXCEEDED (past a namespace
-        limit: details name it), FORBIDDEN.
+        limit: details name it), CONFLICT (expected_version is stale: details hold the skill as
+        it is now), FORBIDDEN.
         """
         principal = authorize(namespace, write=True)
-        return await rt.storage().skill_define(principal, namespace, name, trigger, guidance)
+        return await rt.storage().skill_define(principal, namespace, name, trigger, guidance,
+                                               expected_version=expected_version)
 
     @mcp.tool(annotations=READ)
     async def skill_get(

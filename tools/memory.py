@@ -74,9 +74,11 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         (current, stale, unverifiable or unchecked) when it has one. Limits: content up to
         the server's max (see TOO_LARGE), title 500, 32 tags of 64, key 200, supersedes 20,
         metadata 16 KB.
-        Errors: INVALID_INPUT, TOO_LARGE, NOT_FOUND / CONFLICT (a superseded id is missing or
-        not ACTIVE: nothing written), CONFLICT (key taken), IDEMPOTENCY_MISMATCH,
-        UNKNOWN_OUTCOME (replay the same client_request_id).
+        Errors (nothing written): NOT_FOUND (a superseded id is missing), CONFLICT (a
+        superseded id is not ACTIVE: details.not_active is what each is now; the key or,
+        with supersedes, the content is another ACTIVE memory's: details.existing),
+        INVALID_INPUT, TOO_LARGE, IDEMPOTENCY_MISMATCH, UNKNOWN_OUTCOME (replay the same
+        client_request_id).
         """
         principal = authorize(namespace, write=True)
         return await writes.remember(
@@ -106,12 +108,13 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
 
         Compare-and-set: it applies only if `expected_revision` is still the memory's current
         revision. Omitted fields (provenance too) keep their value. Returns {"outcome":
-        "revised", "memory", "verified_persisted"}, or, when another client revised it
-        first, {"outcome": "conflict", "current_revision", "current_content",
-        "current_author", "current_at"}: re-read, decide, retry with the new revision.
-        To replace a decision with a different one, use memory_remember with supersedes.
-        Errors: NOT_FOUND, CONFLICT (memory not ACTIVE, or the new content
-        duplicates another ACTIVE memory), INVALID_INPUT, TOO_LARGE, IDEMPOTENCY_MISMATCH.
+        "revised" | "replayed", "memory", "verified_persisted"}. To replace a decision with
+        a different one, use memory_remember with supersedes.
+        Errors (nothing written): CONFLICT when another client revised it first or it is not
+        ACTIVE (details: current_revision, current_content, current_author, current_at,
+        status, superseded_by; decide, then retry with details.current_revision) or the new
+        content is another ACTIVE memory's (details.existing); NOT_FOUND, INVALID_INPUT,
+        TOO_LARGE, IDEMPOTENCY_MISMATCH.
         """
         principal = authorize(namespace, write=True)
         return await writes.revise(
@@ -132,7 +135,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         Returns {"outcome": "forgotten" | "already_forgotten", "memory"}. Prefer
         memory_remember with supersedes when something replaces it. With the intent gate on
         the first call answers a preview (outcome "preview"): repeat it with `confirmation`.
-        Errors: NOT_FOUND, CONFLICT (already SUPERSEDED), INVALID_INPUT, CONFIRMATION_INVALID,
+        Errors: NOT_FOUND, CONFLICT (already SUPERSEDED: details.superseded_by is its
+        successor), INVALID_INPUT, CONFIRMATION_INVALID,
         CONFIRMATION_MISMATCH, CONFIRMATION_EXPIRED, CONFIRMATION_USED.
         """
         principal = authorize(namespace, write=True)

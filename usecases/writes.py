@@ -53,7 +53,7 @@ async def _gated(rt: Runtime, principal: Principal, namespace: str, tool: str,
 async def paced(rt: Runtime, result: dict[str, Any]) -> dict[str, Any]:
     """`result`, once the embedding queue has caught up enough that this write will be found
     by meaning soon (storage/postgres/retrieval/embedding_queue.py, Pacing). Only a write that
-    queued an embedding waits: a replay, a duplicate or a conflict answers at once."""
+    queued an embedding waits: a replay or a duplicate answers at once."""
     if rt.embedding_worker is not None and result.get("outcome") in ("created", "revised"):
         await rt.embedding_worker.pace()
     return result

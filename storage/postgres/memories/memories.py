@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any
+from typing import Any, NoReturn
 
 from psycopg.types.json import Jsonb
 
@@ -18,9 +18,9 @@ from ....errors import Conflict, InvalidInput, NotFound, Retryable
 from ... import gate_confirm
 from ... import memory_input as mi
 from ...claims import check_claim
-from ...memory_dicts import iso, memory_dict
+from ...memory_dicts import effective_status, memory_dict, memory_now
 from ...principal import Principal, check_namespace
-from ...sanitize import Screening, screen, wrap_untrusted
+from ...sanitize import Screening, screen
 from ...work_input import json_strings
 from ..idempotency import IdempotentWrites
 from ..queries import q
@@ -123,9 +123,11 @@ class MemoryStore(RetireGate, IdempotentWrites):
                 )
                 if holder is not None:
                     raise Conflict(
-                        f"key {clean_key!r} already names an ACTIVE memory",
-                        remedy="Revise that memory, or supersede it (supersedes=[its id]).",
+                        f"key {clean_key!r} already names an ACTIVE memory; nothing was written",
+                        remedy="Revise that memory (details.existing), or supersede it "
+                               "(supersedes=[details.existing_id]).",
                         existing_id=str(holder["id"]),
+                        existing=await self._now(conn, namespace, holder["id"]),
                     )
             row = await one(conn, "memories.insert_memory", {
                 "id": new_id, "namespace": namespace, "kind": kind, "title": clean_title,
@@ -141,8 +143,12 @@ class MemoryStore(RetireGate, IdempotentWrites):
                 if existing is None:
                     raise Retryable("a concurrent write retired a duplicate; retry")
                 if targets:
-                    raise Conflict("the same content is already ACTIVE",
-                                   existing_id=str(existing["id"]))
+                    raise Conflict(
+                        "the same content is already ACTIVE in another memory; nothing was "
+                        "written",
+                        remedy="Use that memory (details.existing) or reword this one.",
+                        existing_id=str(existing["id"]),
+                        existing=await self._now(conn, namespace, existing["id"]))
                 return await deduplicated(conn, existing)
             await self._record_revision(conn, row, principal.surface)
             created = memory_dict(row)
@@ -169,7 +175,7 @@ class MemoryStore(RetireGate, IdempotentWrites):
             return
         # Nothing is written: raising rolls the whole transaction back.
         found = {r["id"]: r for r in await many(
-            conn, "memories.states_of", {"namespace": namespace, "ids": targets})}
+            conn, "memories.now_of", {"namespace": namespace, "ids": targets})}
         missing = [str(t) for t in targets if t not in found]
         if missing:
             raise NotFound(
@@ -177,18 +183,19 @@ class MemoryStore(RetireGate, IdempotentWrites):
                 missing=missing,
             )
         moved_ids = {r["id"] for r in moved}
-        problems = [
-            {"id": str(t), "status": found[t]["status"],
-             "superseded_by": str(found[t]["superseded_by"]) if found[t]["superseded_by"]
-             else None}
-            for t in targets if t not in moved_ids
-        ]
         raise Conflict(
             "only ACTIVE memories can be superseded; nothing was written",
-            remedy="Re-read the memories named in details (a superseded one names its "
-                   "successor) and decide again.",
-            not_active=problems,
+            remedy="Read details.not_active (what each is now; a superseded one names its "
+                   "successor in superseded_by), decide again, and supersede what is ACTIVE.",
+            not_active=[memory_now(found[t]) for t in targets if t not in moved_ids],
         )
+
+    async def _now(self, conn: Conn, namespace: str, memory_id: Any) -> dict[str, Any] | None:
+        """What a memory is now (memory_dicts.memory_now), read in a new statement: under
+        READ COMMITTED it sees the write that won."""
+        row = await one(conn, "memories.current_revision_of",
+                        {"namespace": namespace, "id": memory_id})
+        return memory_now(row) if row is not None else None
 
     async def _check_content_free(
         self, conn: Conn, namespace: str, digest: bytes, memory_id: uuid.UUID | None
@@ -197,9 +204,10 @@ class MemoryStore(RetireGate, IdempotentWrites):
                            {"namespace": namespace, "content_hash": digest})
         if other is not None and other["id"] != memory_id:
             raise Conflict(
-                "the same content is already ACTIVE in another memory",
-                remedy="Use that memory (its id is in details) or reword this one.",
+                "the same content is already ACTIVE in another memory; nothing was written",
+                remedy="Use that memory (details.existing) or reword this one.",
                 existing_id=str(other["id"]),
+                existing=await self._now(conn, namespace, other["id"]),
             )
 
     async def _deduplicated(
@@ -284,7 +292,7 @@ class MemoryStore(RetireGate, IdempotentWrites):
                 "quarantined": screening.quarantined, **source.columns(),
             })
             if row is None:
-                return await self._revise_lost(conn, ids)
+                await self._revise_lost(conn, ids, expected)
             await conn.execute(q("memories.retire_current_revision"),
                                {"namespace": namespace, "memory_id": mid})
             await self._record_revision(conn, row, principal.surface)
@@ -298,29 +306,27 @@ class MemoryStore(RetireGate, IdempotentWrites):
             principal, namespace, request_id, "revise", payload, body
         ), await self.durable_commits())
 
-    async def _revise_lost(self, conn: Conn, ids: dict[str, Any]) -> dict[str, Any]:
+    async def _revise_lost(self, conn: Conn, ids: dict[str, Any], expected: int) -> NoReturn:
+        """Why the compare-and-set matched nothing, as an error: the memory is not ACTIVE, or
+        another write moved it past `expected`. Nothing was written either way."""
         # A new statement: under READ COMMITTED it sees the winner's committed revision.
         now = await one(conn, "memories.current_revision_of", ids)
         if now is None:
             raise NotFound(f"no memory {ids['id']} in namespace {ids['namespace']!r}")
-        if now["status"] != "ACTIVE":
-            # Not a lost race: re-reading and retrying would never succeed. Point at the
-            # successor instead.
+        if effective_status(now) != "ACTIVE":
+            # Re-reading and retrying would never succeed: point at the successor instead.
             raise Conflict(
-                f"memory is {now['status']}; only ACTIVE memories can be revised",
-                remedy="Revise its successor (superseded_by) or remember a new memory.",
-                status=now["status"],
-                superseded_by=str(now["superseded_by"]) if now["superseded_by"] else None,
-                current_revision=now["current_revision"],
+                f"memory is {effective_status(now)}; only ACTIVE memories can be revised",
+                remedy="Revise its successor (details.superseded_by) or remember a new memory.",
+                expected_revision=expected, **memory_now(now),
             )
-        return {
-            "outcome": "conflict",
-            "current_revision": now["current_revision"],
-            "current_content": wrap_untrusted(now["content"]),
-            "current_author": now["revision_author"],
-            "current_at": iso(now["revision_at"]),
-            "memory": memory_dict(now),
-        }
+        raise Conflict(
+            f"memory is at revision {now['current_revision']}, not {expected}: another write "
+            "won; nothing was written",
+            remedy="Read details (the current revision, its content, author and time), decide, "
+                   "and revise again with expected_revision = details.current_revision.",
+            expected_revision=expected, **memory_now(now),
+        )
 
     # --- forget ---------------------------------------------------------------------------
     async def forget(
@@ -344,11 +350,13 @@ class MemoryStore(RetireGate, IdempotentWrites):
             if now is None:
                 raise NotFound(f"no memory {mid} in namespace {namespace!r}")
             if now["status"] == "DELETED":
+                # The state asked for already holds: a success, as a retry must be.
                 return {"outcome": "already_forgotten", "memory": memory_dict(now)}
+            current = await self._now(conn, namespace, mid) or {}
             raise Conflict(
                 "a SUPERSEDED memory is already retired; it stays in the audit trail",
-                remedy="Forget its successor (superseded_by) if that is what you meant.",
-                status=now["status"], superseded_by=str(now["superseded_by"]),
+                remedy="Forget its successor (details.superseded_by) if that is what you meant.",
+                **current,
             )
 
         # Forgetting twice is harmless (already_forgotten), so a retry is safe; not with a

@@ -47,8 +47,27 @@ ON CONFLICT (namespace, name) DO UPDATE
        IS DISTINCT FROM (EXCLUDED.trigger, EXCLUDED.guidance)
 RETURNING name, trigger, guidance, version, updated_by, updated_at, (xmax = 0) AS inserted;
 
--- name: skill
-SELECT name, trigger, guidance, version, updated_by, updated_at
+-- name: insert_skill
+-- skill_define with expected_version 0: only a skill not defined yet is created.
+INSERT INTO gate_skills (namespace, name, trigger, guidance, updated_by)
+VALUES (%(namespace)s, %(name)s, %(trigger)s, %(guidance)s, %(updated_by)s)
+ON CONFLICT (namespace, name) DO NOTHING
+RETURNING name, trigger, guidance, version, updated_by, updated_at, true AS inserted;
+
+-- name: update_skill_cas
+-- skill_define with expected_version N: the compare-and-set, in one statement (a writer
+-- blocked on the row re-checks the version once the other commits, and matches nothing).
+UPDATE gate_skills
+   SET trigger = %(trigger)s, guidance = %(guidance)s, version = version + 1,
+       updated_by = %(updated_by)s, updated_at = now()
+ WHERE namespace = %(namespace)s AND name = %(name)s AND version = %(expected)s
+   AND (trigger, guidance) IS DISTINCT FROM (%(trigger)s::jsonb, %(guidance)s::text)
+RETURNING name, trigger, guidance, version, updated_by, updated_at, false AS inserted;
+
+-- name: skill_now
+-- The skill as it is now, and whether it already says what this definition says.
+SELECT name, trigger, guidance, version, updated_by, updated_at,
+       (trigger, guidance) IS NOT DISTINCT FROM (%(trigger)s::jsonb, %(guidance)s::text) AS same
   FROM gate_skills
  WHERE namespace = %(namespace)s AND name = %(name)s;
 

@@ -30,6 +30,7 @@ from ...gate_input import (
     check_intent,
     check_outcome,
     check_skill_name,
+    check_skill_version,
     check_trigger,
     lookup_text,
     select_guidance,
@@ -184,8 +185,10 @@ class GateStore(RecallStore, RetireGate, IdempotentWrites):
                 now = await one(conn, "gate.intent", ids)
                 if now is None:
                     raise NotFound(f"no intent {iid} in namespace {namespace!r}")
-                raise Conflict("this intent already has an outcome; it is recorded once",
-                               remedy="Open a new intent for a new attempt.",
+                raise Conflict("this intent already has an outcome, recorded once; nothing "
+                               "was written",
+                               remedy="Read details (the outcome recorded, by whom and when); "
+                                      "open a new intent for a new attempt.",
                                **_intent(now))
             return {"outcome": "closed", "intent": _intent(row)}
 
@@ -194,26 +197,42 @@ class GateStore(RecallStore, RetireGate, IdempotentWrites):
 
     # --- skills ---------------------------------------------------------------------------
     async def skill_define(self, principal: Principal, namespace: str, name: str,
-                           trigger: Any, guidance: str) -> dict[str, Any]:
+                           trigger: Any, guidance: str, *,
+                           expected_version: int | None = None) -> dict[str, Any]:
         check_namespace(principal, namespace, write=True)
         clean_name = check_skill_name(name)
         rule = check_trigger(trigger)
         text = check_guidance(guidance)
+        expected = check_skill_version(expected_version)
+        params = {"namespace": namespace, "name": clean_name, "trigger": Jsonb(rule),
+                  "guidance": text, "updated_by": principal.surface, "expected": expected}
+        block = {None: "gate.upsert_skill", 0: "gate.insert_skill"}.get(expected,
+                                                                        "gate.update_skill_cas")
 
         async def write(conn: Conn) -> dict[str, Any]:
             # Held to COMMIT: two new skills cannot both take the namespace's last place.
             await conn.execute(q("gate.lock_skills"), {"namespace": namespace})
             _check_room(namespace, await one_row(conn, "gate.skills_beside", {
                 "namespace": namespace, "name": clean_name, "trigger": Jsonb(rule)}))
-            row = await one(conn, "gate.upsert_skill", {
-                "namespace": namespace, "name": clean_name, "trigger": Jsonb(rule),
-                "guidance": text, "updated_by": principal.surface})
-            if row is None:
-                row = await one_row(conn, "gate.skill", {"namespace": namespace,
-                                                         "name": clean_name})
-                return {"outcome": "unchanged", "skill": _skill(row)}
-            return {"outcome": "created" if row["inserted"] else "updated",
-                    "skill": _skill(row)}
+            row = await one(conn, block, params)
+            if row is not None:
+                return {"outcome": "created" if row["inserted"] else "updated",
+                        "skill": _skill(row)}
+            now = await one(conn, "gate.skill_now", params)
+            # Checked before the version: a retry of a definition that did commit finds it
+            # there, one version on, and is told "unchanged" rather than CONFLICT.
+            if now is not None and (now["same"] or expected is None):
+                return {"outcome": "unchanged", "skill": _skill(now)}
+            version = now["version"] if now is not None else 0
+            raise Conflict(
+                f"skill {clean_name!r} is at version {version}, not {expected}; nothing was "
+                "written",
+                remedy="Read details (the skill as it is now), decide, and define it again "
+                       "with expected_version = details.current_version.",
+                name=clean_name, current_version=version,
+                **({"current_trigger": now["trigger"], "current_guidance": now["guidance"],
+                    "updated_by": now["updated_by"], "updated_at": iso(now["updated_at"])}
+                   if now is not None else {}))
 
         result = await self._run(namespace, write, retry_safe=True)
         # This process need not wait for its own NOTIFY.
