@@ -176,6 +176,7 @@ class Admin:
                 configs.snippets(None, mcp_url, extra_fresh["token"]) if extra_fresh else []
             ),
             overview=overview,
+            model=self.rt.embedder.status() if self.rt.embedder is not None else None,
             open_observations=sum(o["open"] for o in observations.values()),
             chart_svg=chart.stacked_bars(overview["days"], overview["writes"]),
             legend=chart.legend(overview["writes"]),
