@@ -1,10 +1,15 @@
 # memhub: a new user needs two commands, `make run` and `make test`. Everything else they need
-# (the virtualenv, Chromium and the MCP conformance suite for the tests) is installed on demand.
+# (the virtualenv, Chromium and the MCP conformance suite for the tests) is installed on demand:
+# `make run` installs only what the server needs, `make test` adds the test tools.
 SHELL   := /bin/bash
 VENV    ?= .venv
 PYTHON  ?= python3
 PY      := $(VENV)/bin/python
-STAMP   := $(VENV)/.installed-stamp
+# What is installed, one stamp each. Installing the test tools installs the server's too, so
+# it leaves both stamps: `make run` after `make test` installs nothing more, and `make test`
+# after `make run` adds only the test tools.
+STAMP      := $(VENV)/.installed-stamp
+TEST_STAMP := $(VENV)/.installed-test-stamp
 CONFORMANCE := scripts/conformance/node_modules/.package-lock.json
 # Debian's Chromium for the dashboard's browser tests (never a browser download).
 CHROMIUM := /usr/bin/chromium
@@ -19,16 +24,25 @@ export MEMHUB_EMBED_MODEL_PATH := $(MODEL_DIR)
 endif
 endif
 
-.PHONY: install test-deps run stop test migrate smoke demo conformance lint lock clean
+.PHONY: install install-test test-deps run stop test migrate smoke demo conformance lint lock clean
 
 $(STAMP): pyproject.toml constraints.txt
-	@echo "memhub: installing into $(VENV) (the first time takes about two minutes)..."
+	@echo "memhub: installing into $(VENV) (the first time takes a minute or two)..."
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	@$(PY) -m pip install --quiet --progress-bar off -c constraints.txt -e ".[test]"
+	@$(PY) -m pip install --quiet --progress-bar off -c constraints.txt -e .
 	@touch $(STAMP)
 	@echo "memhub: installed."
 
-install: $(STAMP)  ## the virtualenv with memhub and its test tools
+$(TEST_STAMP): pyproject.toml constraints.txt
+	@echo "memhub: installing memhub and its test tools into $(VENV)..."
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install --quiet --progress-bar off -c constraints.txt -e ".[test]"
+	@touch $(STAMP) $(TEST_STAMP)
+	@echo "memhub: installed."
+
+install: $(STAMP)  ## the virtualenv with memhub: what the server needs
+
+install-test: $(TEST_STAMP)  ## the same and the test tools (pytest, Playwright, ruff, mypy...)
 
 $(CHROMIUM):
 	@echo "memhub: installing Debian's chromium for the browser tests..."
@@ -47,7 +61,7 @@ $(CONFORMANCE): scripts/conformance/package.json scripts/conformance/package-loc
 	@cd scripts/conformance && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-test-deps: install $(CHROMIUM) $(PGBOUNCER) $(CONFORMANCE)  ## what only the test suite needs
+test-deps: install-test $(CHROMIUM) $(PGBOUNCER) $(CONFORMANCE)  ## what only the test suite needs
 
 run: install  ## serve memhub on MEMHUB_HOST:MEMHUB_PORT (embedded PostgreSQL unless DATABASE_URL)
 	@echo "memhub: starting on http://$${MEMHUB_HOST:-127.0.0.1}:$${MEMHUB_PORT:-8000} (Ctrl-C or 'make stop' stops it)"
@@ -71,7 +85,7 @@ smoke: install  ## SMOKE_BASE_URL=... SMOKE_TOKEN=... make smoke
 conformance: install $(CONFORMANCE)  ## CONFORMANCE_BASE_URL=... CONFORMANCE_TOKEN=... make conformance
 	bash scripts/run_conformance.sh "$${CONFORMANCE_BASE_URL:-http://127.0.0.1:8000}" "$$CONFORMANCE_TOKEN"
 
-lint: install  ## ruff, and the type checker on the package (run by `make test`)
+lint: install-test  ## ruff, and the type checker on the package (run by `make test`)
 	$(VENV)/bin/ruff check .
 	@mkdir -p $(VENV)/typecheck && ln -sfn $(CURDIR) $(VENV)/typecheck/memhub
 	cd $(VENV)/typecheck && $(abspath $(VENV))/bin/mypy --config-file $(CURDIR)/pyproject.toml -p memhub

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from importlib import metadata
 from typing import Any
@@ -22,11 +22,12 @@ from fastapi.responses import JSONResponse
 
 from .admin import routes as admin_routes
 from .config import Settings
+from .embedding import model_files
 from .embedding.embedder import SHUTDOWN_LOAD_WAIT, Embedder
 from .errors import MemhubError
 from .gateway import artifact_route, github_webhook, metrics_route
 from .gateway.access_log import AccessLog
-from .gateway.body_limit import BodyLimit, mcp_body_limit, raise_mcp_transport_limit
+from .gateway.body_limit import BodyLimit, mcp_body_limit, take_over_mcp_body_limit
 from .gateway.host_check import HostCheck
 from .gateway.hosts import allowed_hosts
 from .gateway.mcp_request import JsonRpcPrecheck, NormaliseMcpRequest
@@ -72,6 +73,42 @@ def announce_tokens(created: dict[str, str], admin_url: str) -> None:
     sys.stderr.flush()
 
 
+def model_notice(settings: Settings) -> Callable[[dict[str, Any]], None]:
+    """What the console is told about the embedding model: where it is being fetched to, that
+    there is none (and the command that fixes it), that it did not load, and then that it is
+    ready. Framed like the tokens, outside the JSON log (which has the same, in detail)."""
+    told: list[str] = []
+
+    def tell(status: dict[str, Any]) -> None:
+        state = status["state"]
+        if state == "fetching":
+            lines = [f"fetching the embedding model {status['model']} (once) into "
+                     f"{model_files.models_dir(settings)}; progress is in the log.",
+                     "Search is keyword-only until it is ready."]
+        elif state in ("absent", "unavailable"):
+            what = "NO EMBEDDING MODEL" if state == "absent" else "THE MODEL DID NOT LOAD"
+            why = status["reason"].replace("_", " ")
+            if status.get("detail"):
+                why += f": {status['detail'][:160]}"
+            lines = [f"{what} ({why}): search is keyword-only.", f"Fix: {status['fix']}"]
+            if state == "absent":
+                lines += ["  PATH: a directory holding the ONNX export of all-MiniLM-L6-v2; "
+                          "a running memhub picks it up within seconds.",
+                          "  Or start memhub where huggingface.co (or an HF_ENDPOINT mirror) "
+                          "is reachable, MEMHUB_EMBED_OFFLINE unset: it fetches the model."]
+        elif state == "ready" and told:
+            lines = ["embedding model ready: search by meaning is on."]
+        else:
+            return
+        told.append(state)
+        rule = "memhub: " + "=" * 72 + "\n"
+        text = "".join(f"memhub: {line}\n" for line in lines)
+        sys.stderr.write("\n" + rule + text + rule + "\n")
+        sys.stderr.flush()
+
+    return tell
+
+
 def admin_url(settings: Settings) -> str:
     """Where the operator opens the dashboard: MEMHUB_PUBLIC_URL's, or the bind address's."""
     if settings.public_url:
@@ -101,7 +138,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await asyncio.to_thread(apply_migrations, direct_dsn(settings) or dsn)
             # Made before the backend, which embeds queries with it; it loads in the background
             # (_start_embeddings): until then searches are lexical.
-            embedder = Embedder(settings)
+            # The server may fetch the model (unless MEMHUB_EMBED_OFFLINE) and watches for an
+            # import; nothing else does.
+            embedder = Embedder(settings, fetch=True, watch=True, announce=model_notice(settings))
             backend = PostgresBackend(settings, dsn, embedder=embedder)
             logger.info("database", extra={"pooler": "transaction" if backend.pooled else "none",
                                            "listen": backend.listen_dsn is not None})
@@ -125,7 +164,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 backend, retention.RetentionPolicy.from_settings(settings),
                 settings.gc_interval_seconds, rt.metrics.job_recorder("gc")), "memhub-gc")
             await stack.enter_async_context(mcp_app.lifespan(app))
-            raise_mcp_transport_limit(mcp_app, mcp_body_limit(settings.artifact_max_bytes))
+            take_over_mcp_body_limit(mcp_app)
             logger.info("memhub ready", extra={"host": settings.host, "port": settings.port})
             yield
             rt.backend = None
@@ -148,7 +187,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             return JSONResponse(
                 {"status": "error", "db": "error", "reason": err.message}, status_code=503
             )
-        return JSONResponse({"status": "ok", "db": "ok"})
+        return JSONResponse({"status": "ok", "db": "ok", **_model_health(rt)})
 
     admin = admin_routes.install(app, rt)
     oauth = oauth_routes.install(app, rt, admin.operator)  # before the MCP app's catch-all mount
@@ -176,6 +215,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(HostCheck, allowed=allowed_hosts(settings))
     app.add_middleware(AccessLog, observe=rt.metrics.observe_http)
     return app
+
+
+def _model_health(rt: Runtime) -> dict[str, Any]:
+    """What /healthz says of the model, to anyone: its state and, without one, the reason in
+    fixed words and the fix (never the detail, which names paths and addresses). Still a 200:
+    the service answers, by keyword."""
+    embedder = rt.embedder
+    if embedder is None:
+        return {}
+    status = embedder.status()
+    out = {"model": status["state"]}
+    if "fix" in status:
+        out.update(model_reason=status["reason"], model_fix=status["fix"])
+    return out
 
 
 def _authenticator(rt: Runtime):
@@ -207,10 +260,11 @@ async def _start_embeddings(rt: Runtime, backend: PostgresBackend, embedder: Emb
     run the worker that drains the embedding queue."""
     settings = rt.settings
     embedder.start()
-    # Shutting down waits (bounded) for a load still in progress: a process that exits while
-    # onnxruntime builds a session in the loader thread aborts (std::terminate, exit 134)
-    # instead of exiting cleanly. Registered first, so it runs after the worker has stopped.
-    stack.push_async_callback(asyncio.to_thread, embedder.wait, SHUTDOWN_LOAD_WAIT)
+    # Shutting down ends a fetch or a watch at once and waits (bounded) for a load still in
+    # progress: a process that exits while onnxruntime builds a session in the loader thread
+    # aborts (std::terminate, exit 134) instead of exiting cleanly. Registered first, so it
+    # runs after the worker has stopped.
+    stack.push_async_callback(asyncio.to_thread, embedder.stop, SHUTDOWN_LOAD_WAIT)
     rt.embedder = embedder
     if not settings.embed_worker:
         return

@@ -81,7 +81,13 @@ class Settings(BaseSettings):
     # --- memory and retrieval ---------------------------------------------------------------
     max_content_chars: int = Field(default=20000, ge=100)
     embed_model: str = "sentence-transformers/all-MiniLM-L6-v2"
+    # Unset: the copy `memhub-admin model import` put in data_dir/models, else the one fetched
+    # there, else a fetch (embedding/model_files.py, embedding/fetch.py).
     embed_model_path: Path | None = None
+    # Never fetch the model: a machine without internet, or one that must not reach out.
+    embed_offline: bool = False
+    # A fetch still running after this long is given up (the model is then absent).
+    embed_fetch_timeout_seconds: float = Field(default=1200.0, gt=0, le=86400)
     embed_dim: int = Field(default=384, ge=8)
     # Queries (on every search's critical path) are embedded by an 8-bit copy of the model,
     # made once into model_cache_dir (embedding/quantized_model.py): int8-block ranks as the

@@ -161,3 +161,57 @@ class ConfirmationUsed(MemhubError):
     http_status = 409
     remedy = ("A confirmation is single use and this one was already spent: re-read the "
               "memory; call again without `confirmation` for a new preview if still needed.")
+
+
+class ConfirmationRequired(MemhubError):
+    code = "CONFIRMATION_REQUIRED"
+    http_status = 409
+    remedy = ("The namespace's intent gate is on: a supersede or forget is applied only with the "
+              "confirmation of its preview. Call memory_remember (with supersedes) or "
+              "memory_forget without `confirmation` to get the preview, then call again with it.")
+
+
+class QuotaExceeded(MemhubError):
+    code = "QUOTA_EXCEEDED"
+    http_status = 409
+    remedy = "The namespace holds as many of these as it may; the limit is in the message."
+
+
+# The one command that gives memhub an embedding model on a machine it cannot fetch one from.
+MODEL_IMPORT_COMMAND = "memhub-admin model import PATH"
+
+
+class ModelAbsent(MemhubError):
+    """No embedding model on disk and none fetched: search runs on keywords only."""
+
+    code = "MODEL_ABSENT"
+    http_status = 503
+    remedy = (
+        f"Run `{MODEL_IMPORT_COMMAND}`, PATH a directory holding the ONNX export of "
+        "all-MiniLM-L6-v2; a running memhub picks it up within seconds. Or start memhub once "
+        "where huggingface.co (or an HF_ENDPOINT mirror) is reachable, MEMHUB_EMBED_OFFLINE "
+        "unset: it fetches the model itself."
+    )
+
+
+class ModelInvalid(MemhubError):
+    """A directory offered as the embedding model is not a usable copy of it."""
+
+    code = "MODEL_INVALID"
+    http_status = 400
+    remedy = (
+        "Give a directory holding the ONNX export of all-MiniLM-L6-v2 (model.onnx, "
+        "tokenizer.json, tokenizer_config.json, config.json, special_tokens_map.json), as "
+        "fastembed downloads it from Qdrant/all-MiniLM-L6-v2-onnx."
+    )
+
+
+class NoDatabase(MemhubError):
+    """memhub-admin found no memhub database where the settings point."""
+
+    code = "NO_DATABASE"
+    http_status = 404
+    remedy = (
+        "Set MEMHUB_DATA_DIR or DATABASE_URL to the server's database; `memhub-admin migrate` "
+        "creates a new one where they point."
+    )

@@ -13,7 +13,7 @@ from typing import Any
 from tqdm import tqdm
 
 from ..embedding.embedder import Embedder
-from ..errors import Unavailable
+from ..errors import MODEL_IMPORT_COMMAND, ModelAbsent, Unavailable
 from ..storage.postgres.queries import q
 from ..storage.postgres.retrieval.embedding_queue import (
     enqueue_missing,
@@ -53,16 +53,18 @@ async def backfill(backend, embedder: Embedder, *, batch: int = 64, max_attempts
 
 async def run(backend, settings, *, batch: int, retry_dead: bool, progress: bool
               ) -> dict[str, Any]:
-    """Load the model (UNAVAILABLE if it cannot be), then `backfill`."""
+    """Load the model where the server finds it (MODEL_ABSENT or UNAVAILABLE if it cannot be;
+    a command never fetches it), then `backfill`."""
     embedder = Embedder(settings)
     embedder.start()
     await asyncio.to_thread(embedder.wait, MODEL_LOAD_WAIT)
     if not embedder.ready:
         status = embedder.status()
-        raise Unavailable(
-            f"the embedding model is {status['state']}: {status.get('reason', 'unknown')}",
-            remedy="Set MEMHUB_EMBED_MODEL_PATH to the model's directory.",
-        )
+        message = (f"the embedding model is {status['state']}: "
+                   f"{status.get('detail') or status.get('reason', 'unknown')}")
+        if status["state"] == "absent":
+            raise ModelAbsent(message)
+        raise Unavailable(message, remedy=f"Fix: {status.get('fix', MODEL_IMPORT_COMMAND)}.")
     return await backfill(backend, embedder, batch=batch or settings.embed_batch_size,
                           max_attempts=settings.embed_max_attempts, retry_dead=retry_dead,
                           progress=progress)

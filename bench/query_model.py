@@ -31,7 +31,8 @@ import numpy as np
 
 from bench.eval_set import load_set
 from memhub.config import Settings
-from memhub.embedding.embedder import document_text, load_model
+from memhub.embedding.embedder import document_text
+from memhub.embedding.loading import load_model
 from memhub.embedding.quantized_model import RECIPES
 
 ROOT = Path(__file__).resolve().parents[1]

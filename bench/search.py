@@ -176,7 +176,7 @@ async def sql_times(dsn: str, settings, texts: list[str], *, namespace: str = NA
     from pgvector.psycopg import register_vector_async
     from psycopg.rows import dict_row
 
-    from memhub.embedding.embedder import load_model
+    from memhub.embedding.loading import load_model
     from memhub.storage.postgres.queries import q
     from memhub.storage.postgres.retrieval.lexical_leg import lexical_leg
     from memhub.storage.postgres.retrieval.search import (
@@ -316,7 +316,7 @@ async def bench(args) -> dict:
         report["query_threads"] = settings.query_threads
         if settings.embed_model_path is None:
             raise SystemExit("set MEMHUB_EMBED_MODEL_PATH to the model directory")
-        from memhub.embedding.embedder import load_model
+        from memhub.embedding.loading import load_model
 
         query_model = load_model(settings, for_queries=True)  # machine_speed's reference
         first = min(sizes[0], 1000)

@@ -11,6 +11,12 @@ whose answer was lost) replay the first one's writes, or are refused (IDEMPOTENC
 when the model answered differently at that position. A write path's refusal (CONFLICT,
 NOT_FOUND, ...) skips that one operation; an operation the screens flag is dropped before any
 write.
+
+The intent gate holds here as everywhere: in a namespace with the gate on, `remember` refuses
+a MERGE's or SUPERSEDE's retirement without a confirmation (CONFIRMATION_REQUIRED, nothing
+written), and the operation is answered `needs_confirmation` for the caller to apply through
+memory_remember, which previews it and asks for the confirmation. A run that anyone's session
+events could steer retires nothing on its own there.
 """
 
 from __future__ import annotations
@@ -20,7 +26,13 @@ import json
 from typing import Any
 
 from ..config import Settings
-from ..errors import Conflict, IdempotencyMismatch, InvalidInput, MemhubError
+from ..errors import (
+    ConfirmationRequired,
+    Conflict,
+    IdempotencyMismatch,
+    InvalidInput,
+    MemhubError,
+)
 from ..storage.base import StorageBackend
 from ..storage.claims import check_claim
 from ..storage.principal import Principal
@@ -190,6 +202,11 @@ async def _one(storage: StorageBackend, settings: Settings, principal: Principal
                 tags=op.tags or None, supersedes=replaced or None, claim=claim,
                 derived_from=source + [{"type": "memory", "id": i} for i in replaced],
                 **common)
+    except ConfirmationRequired:
+        item.update(status="needs_confirmation", code="CONFIRMATION_REQUIRED",
+                    reason="the intent gate is on: apply it with memory_remember (supersedes "
+                           "= the ids above), which previews it and asks for a confirmation")
+        return
     except IdempotencyMismatch:
         item.update(status="skipped", code="IDEMPOTENCY_MISMATCH",
                     reason="this session was curated before with a different operation here")
@@ -198,9 +215,5 @@ async def _one(storage: StorageBackend, settings: Settings, principal: Principal
         item.update(status="skipped", code=exc.code, reason=str(exc)[:300])
         return
     outcome = written.get("outcome")
-    if outcome == "conflict":
-        item.update(status="skipped", code="CONFLICT",
-                    reason="the memory was revised since it was shown")
-        return
     item.update(status="replayed" if outcome == "replayed" else "applied", outcome=outcome,
                 memory_id=written["memory"]["id"])

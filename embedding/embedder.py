@@ -1,12 +1,15 @@
-"""The sentence-embedding model: loaded once, off the request path, never downloaded.
+"""The sentence-embedding model: found or fetched, then loaded once, off the request path.
 
-`Embedder.start()` loads fastembed's `TextEmbedding` in a daemon thread, so a slow or failing
-load never stalls start-up, `initialize` or `/healthz`. Until it is `ready`, searches degrade to
+`Embedder.start()` does all of it in a daemon thread, so a slow or failing load (or fetch)
+never stalls start-up, `initialize` or `/healthz`. Until it is `ready`, searches degrade to
 lexical (and say so); writes never wait for it: their embedding jobs stay queued in PostgreSQL.
 
-No network: with `MEMHUB_EMBED_MODEL_PATH` set the model is read from that directory; unset, only
-fastembed's local cache is tried (`local_files_only`), which fails in milliseconds when the model
-is not there, leaving the state `unavailable` with the reason.
+Where the model comes from, first found first: MEMHUB_EMBED_MODEL_PATH; the copy
+`memhub-admin model import` put in MEMHUB_DATA_DIR/models; the copy fetched there earlier
+(embedding/model_files.py). With none, a server (`fetch=True`) downloads it there once
+(embedding/fetch.py) unless MEMHUB_EMBED_OFFLINE is set; failing that the state is `absent`,
+with the reason and the command that fixes it, and the server (`watch=True`) keeps looking for
+an import, which it loads within WATCH_SECONDS.
 """
 
 from __future__ import annotations
@@ -15,23 +18,32 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 import numpy as np
 
 from ..config import Settings
+from ..errors import MODEL_IMPORT_COMMAND, ModelAbsent
 from ..lru import LRU
-from .quantized_model import quantized_copy
-from .sessions import open_session, release_freed_heap
-
-if TYPE_CHECKING:
-    from fastembed.text.onnx_embedding import OnnxTextEmbedding
+from . import model_files
+from .fetch import FetchStopped, cached_copy, download
+from .loading import load_model
+from .sessions import release_freed_heap
 
 logger = logging.getLogger(__name__)
 
 LOADING, READY, UNAVAILABLE = "loading", "ready", "unavailable"
+# No model anywhere memhub looks, none fetched; FETCHING: being downloaded (embedding/fetch.py).
+ABSENT, FETCHING = "absent", "fetching"
+# Why there is no model (status()["reason"]): no model on disk and MEMHUB_EMBED_OFFLINE set;
+# none on disk in a process that does not fetch (a command); the fetch failed or took longer
+# than MEMHUB_EMBED_FETCH_TIMEOUT_SECONDS; a model was found but did not load (unavailable).
+REASONS = ("offline", "not_on_disk", "download_failed", "download_timed_out", "load_failed")
+# How often a server without a model looks for one `memhub-admin model import` has put in place
+# (a few stat calls).
+WATCH_SECONDS = 2.0
 # Texts per model call within a document batch (see Embedder.embed_documents). onnxruntime's
 # arena keeps the largest activations it has held, which grow with the batch (16 texts of 256
 # tokens: +230 MiB, for good); 4 costs no more CPU per text than 16 on short notes, where
@@ -43,81 +55,16 @@ PREFETCH_MAX = 32
 # How long shutdown waits for a model load in progress (a cold load takes a few seconds).
 SHUTDOWN_LOAD_WAIT = 60.0
 
-# One loaded model per (name, path, threads, max_tokens, quantization) per process: an app
-# rebuilt in the same process (tests, benchmarks, a reload) reuses it instead of loading another
-# ~100 MB ONNX session, which onnxruntime never gives back to the OS.
-_MODELS: dict[tuple[Any, ...], Any] = {}
-_MODELS_LOCK = threading.Lock()
-
-
-def load_model(settings: Settings, *, for_queries: bool = False) -> Any:
-    """fastembed's TextEmbedding as the settings describe it (blocking: seconds). Memories use
-    the model as shipped; queries (`for_queries`) use its 8-bit copy unless
-    MEMHUB_QUERY_QUANTIZE=none (made on first use, a few seconds). Never downloads."""
-    quantize = settings.query_quantize if for_queries else "none"
-    threads = settings.query_threads if quantize != "none" else settings.embed_threads
-    return _load_model(settings.embed_model, settings.embed_model_path, threads,
-                       settings.embed_max_tokens, quantize, settings.model_cache_dir)
-
-
-def _load_model(name: str, path: Any, threads: int, max_tokens: int = 256,
-                quantize: str = "none", cache_dir: Any = None) -> Any:
-    from fastembed import TextEmbedding
-
-    key = (name, str(path) if path is not None else None, threads, max_tokens, quantize,
-           str(cache_dir) if cache_dir is not None else None)
-    with _MODELS_LOCK:
-        model = _MODELS.get(key)
-        if model is None:
-            if path is not None:
-                if not path.is_dir():
-                    raise FileNotFoundError(f"MEMHUB_EMBED_MODEL_PATH is not a directory: {path}")
-                where: dict[str, Any] = {"specific_model_path": str(path)}
-            else:
-                # Never reach for the hub: the cache or nothing.
-                where = {"local_files_only": True}
-            # Resolve the fp32 files only (lazy: no ONNX session); the session is opened
-            # below, by memhub (embedding/sessions.py), not by fastembed. fastembed types
-            # `.model` as the abstract TextEmbeddingBase; memhub serves ONNX models only (the
-            # session is opened on the .onnx file), and fastembed makes those an
-            # OnnxTextEmbedding, which declares the directory and description read here.
-            source = cast("OnnxTextEmbedding", TextEmbedding(name, lazy_load=True, **where).model)
-            source_file = Path(source._model_dir) / source.model_description.model_file
-            if quantize != "none":
-                copy = quantized_copy(Path(source._model_dir),
-                                      source.model_description.model_file, Path(cache_dir),
-                                      quantize)
-                where = {"specific_model_path": str(copy)}
-            model = TextEmbedding(name, threads=threads, lazy_load=True, **where)
-            # The query copy's threads sleep between runs: on a 2-core machine a spinning
-            # second thread takes the core PostgreSQL needs for the other leg (measured: server
-            # CPU per hybrid search 12 -> 33 ms, p50 20 -> 24 ms). Asleep, two threads embed a
-            # query ~1.5 ms sooner than one (docs/performance.md).
-            open_session(model, threads, spinning=quantize == "none",
-                         table_source=source_file, cache_dir=cache_dir)
-            _truncate(model, max_tokens)
-            _MODELS[key] = model
-        return model
-
-
-def _truncate(model: Any, max_tokens: int) -> None:
-    """Cut inputs at `max_tokens`. fastembed truncates at the tokenizer's model_max_length (512
-    here), but all-MiniLM-L6-v2 was trained on 256-token inputs: the tail past that adds
-    quadratic attention cost (a 512-token abstract embeds ~4x slower) and no trained meaning."""
-    inner = getattr(model, "model", None)
-    if inner is None:
-        return
-    if getattr(inner, "tokenizer", None) is None and hasattr(inner, "load_onnx_model"):
-        inner.load_onnx_model()
-    tokenizer = getattr(inner, "tokenizer", None)
-    if tokenizer is not None:
-        tokenizer.enable_truncation(max_length=max_tokens)
-
 
 class Embedder:
     """One model per process. Thread-safe: onnxruntime sessions may run concurrently."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, fetch: bool = False, watch: bool = False,
+                 announce: Callable[[dict[str, Any]], None] | None = None) -> None:
+        """`fetch`: download the model when none is on disk (unless MEMHUB_EMBED_OFFLINE);
+        `watch`: without one, keep looking for an import. Both for the server only, so a
+        command or a test never reaches for the network. `announce` is called with `status()`
+        at each change of state (the server prints it on the console)."""
         self.settings = settings
         # The label stored with every vector. Memories are always embedded by the model as
         # shipped, so the query model's quantization (MEMHUB_QUERY_QUANTIZE) is not part of it.
@@ -127,10 +74,19 @@ class Embedder:
         self._model: Any = None  # memories
         self._query_model: Any = None  # queries: the same model, or its 8-bit copy
         self._query_model_state: str | None = None
+        self._fetch = fetch and not settings.embed_offline
+        self._watch = watch
+        self._announce = announce
         self._state = LOADING
+        self._source: str | None = None  # where the model was found
+        # Why there is no model: one of REASONS (shown by /healthz to anyone), and the detail
+        # (an exception's text, paths: only for the operator and all-namespace tokens).
         self._reason: str | None = None
+        self._detail: str | None = None
+        self._received = 0  # bytes of a fetch so far
         self._load_seconds: float | None = None
-        self._ready = threading.Event()  # set when loading ends, either way
+        self._ready = threading.Event()  # set once loading has settled: ready or no model
+        self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         # Queries whose embedding started before their search asked (prefetch), by text; only
         # touched on the event loop. Counters for `stats`.
@@ -141,16 +97,81 @@ class Embedder:
 
     # --- lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
-        """Begin loading in the background; returns at once."""
+        """Begin finding and loading in the background; returns at once."""
         if self._thread is None:
             self._thread = threading.Thread(target=self._load, name="memhub-embedder", daemon=True)
             self._thread.start()
 
+    def stop(self, timeout: float) -> None:
+        """End the background work: a fetch or a watch at once, a load in progress when it is
+        done (at most `timeout`): a process that exits while onnxruntime builds a session
+        aborts (std::terminate, exit 134) instead of exiting cleanly."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
     def _load(self) -> None:
+        try:
+            found = self._find()
+            if found is None and self._fetch:
+                found = self._fetched()
+            if found is None and not self._stop.is_set():
+                self._set(ABSENT)
+                found = self._imported_later()
+            if found is not None and not self._stop.is_set():
+                self._source = found[0]
+                self._build(found[1])
+        except Exception as exc:  # a data directory it cannot read: keyword-only, and why
+            self._reason, self._detail = "load_failed", f"{type(exc).__name__}: {str(exc)[:300]}"
+            self._set(UNAVAILABLE)
+        finally:
+            self._ready.set()
+
+    def _find(self) -> tuple[str, Path] | None:
+        """Where the model is on disk, first found first; None when nowhere (no network)."""
+        if self.settings.embed_model_path is not None:
+            return "MEMHUB_EMBED_MODEL_PATH", Path(self.settings.embed_model_path)
+        imported = model_files.imported_dir(self.settings)
+        if model_files.complete(imported):
+            return "imported", imported
+        fetched = cached_copy(self.settings)
+        if fetched is not None:
+            return "fetched", fetched
+        self._reason = "offline" if self.settings.embed_offline else "not_on_disk"
+        return None
+
+    def _fetched(self) -> tuple[str, Path] | None:
+        self._set(FETCHING)
+        try:
+            path = download(self.settings, self._stop, self._progress)
+        except FetchStopped:
+            return None
+        except Exception as exc:  # no network, a mirror that fails: keyword-only, and why
+            self._reason = ("download_timed_out" if isinstance(exc, TimeoutError)
+                            else "download_failed")
+            self._detail = f"{type(exc).__name__}: {str(exc)[:300]}"
+            return None
+        return "fetched", path
+
+    def _progress(self, received: int) -> None:
+        self._received = received
+
+    def _imported_later(self) -> tuple[str, Path] | None:
+        """Wait for `memhub-admin model import` (it renames a checked copy into place, so a
+        complete directory is a whole model); None when not watching or stopping."""
+        imported = model_files.imported_dir(self.settings)
+        while self._watch and not self._stop.wait(WATCH_SECONDS):
+            if model_files.complete(imported):
+                self._reason = self._detail = None
+                self._set(LOADING)
+                return "imported", imported
+        return None
+
+    def _build(self, model_dir: Path) -> None:
         started = time.perf_counter()
         try:
-            model = load_model(self.settings)
-            query_model = self._load_query_model(model)
+            model = load_model(self.settings, model_dir=model_dir)
+            query_model = self._load_query_model(model, model_dir)
             for loaded in [model] if query_model is model else [model, query_model]:
                 probe = next(iter(loaded.embed(["probe"])))
                 if len(probe) != self.dim:
@@ -160,33 +181,48 @@ class Embedder:
                     )
             release_freed_heap()  # what reading the model files left in the heap
         except Exception as exc:  # any failure leaves the service up, lexical-only
-            self._state = UNAVAILABLE
-            self._reason = f"{type(exc).__name__}: {str(exc)[:300]}"
-            logger.warning(
-                "embedding model unavailable: search is lexical-only and hybrid results say "
-                "degraded=true; writes still queue their embedding jobs",
-                extra={"model": self.model_name, "reason": self._reason},
-            )
+            self._reason = "load_failed"
+            self._detail = f"{type(exc).__name__}: {str(exc)[:300]}"
+            self._set(UNAVAILABLE)
         else:
             self._model = model
             self._query_model = query_model
-            self._state = READY
             self._load_seconds = round(time.perf_counter() - started, 3)
-            logger.info(
-                "embedding model ready",
-                extra={"model": self.model_name, "seconds": self._load_seconds},
-            )
-        finally:
-            self._ready.set()
+            self._set(READY)
 
-    def _load_query_model(self, model: Any) -> Any:
+    def _set(self, state: str) -> None:
+        self._state = state
+        if state in (ABSENT, UNAVAILABLE):
+            self._ready.set()  # settled: whoever waits for the load learns there is no model
+            logger.warning(
+                "embedding model %s: search is keyword-only and hybrid results say "
+                "degraded=true; writes still queue their embedding jobs", state,
+                extra={"model": self.model_name, "reason": self._reason,
+                       "detail": self._detail, "fix": self._fix()})
+        elif state == READY:
+            logger.info("embedding model ready", extra={
+                "model": self.model_name, "source": self._source, "seconds": self._load_seconds})
+        if self._announce is not None:
+            self._announce(self.status())
+
+    def _fix(self) -> str:
+        """The one thing that gives this process a model. A server without one picks up an
+        import by itself; one whose model did not load reads it at its next start."""
+        if self._source == "MEMHUB_EMBED_MODEL_PATH":
+            return ("point MEMHUB_EMBED_MODEL_PATH at the model's directory, or unset it and "
+                    f"run `{MODEL_IMPORT_COMMAND}`")
+        if self._state == UNAVAILABLE:
+            return f"{MODEL_IMPORT_COMMAND}, then restart memhub"
+        return MODEL_IMPORT_COMMAND
+
+    def _load_query_model(self, model: Any, model_dir: Path) -> Any:
         """The 8-bit copy for queries; the shipped model if the copy cannot be made (a
         read-only cache dir, a model the quantizer cannot read): slower, never unavailable."""
         if self.settings.query_quantize == "none":
             self._query_model_state = "as shipped (MEMHUB_QUERY_QUANTIZE=none)"
             return model
         try:
-            query_model = load_model(self.settings, for_queries=True)
+            query_model = load_model(self.settings, for_queries=True, model_dir=model_dir)
         except Exception as exc:
             self._query_model_state = (f"as shipped: the {self.settings.query_quantize} "
                                        f"copy failed "
@@ -198,17 +234,31 @@ class Embedder:
         return query_model
 
     def wait(self, timeout: float) -> bool:
-        """Block until loading has finished (ready or not); True if it finished in time."""
+        """Block until loading has settled: ready, or no model (absent, unavailable; a later
+        import may still make it ready). True if it settled in time."""
         return self._ready.wait(timeout)
 
     @property
     def ready(self) -> bool:
         return self._state == READY
 
+    @property
+    def state(self) -> str:
+        return self._state
+
     def status(self) -> dict[str, Any]:
         out: dict[str, Any] = {"state": self._state, "model": self.model_name}
-        if self._reason:
+        if self._source:
+            out["source"] = self._source
+        if self._state in (ABSENT, UNAVAILABLE):
             out["reason"] = self._reason
+            if self._detail:
+                out["detail"] = self._detail
+            out["fix"] = self._fix()
+            if self._state == ABSENT:
+                out["remedy"] = ModelAbsent.remedy
+        if self._state == FETCHING:
+            out["received_mb"] = round(self._received / 1e6, 1)
         if self._load_seconds is not None:
             out["load_seconds"] = self._load_seconds
         if self._query_model_state is not None:

@@ -5,9 +5,11 @@ makes that 4/3 as large, and the JSON-RPC envelope adds a little. Anything over 
 is answered 413 with memhub's JSON error, from the Content-Length header when there is one
 (nothing is read), or as soon as a chunked body has streamed past the bound.
 
-The MCP SDK has a request limit of its own (4 MiB unless told otherwise) that answers a bare
-text 413; `raise_mcp_transport_limit` gives it this same bound, so this is the one that
-refuses and the documented artifact cap holds.
+This is the one limit on /mcp. The MCP SDK has a request limit of its own (4 MiB unless told
+otherwise) that answers a bare text 413, and it enforces it by reading the whole body into a
+bytearray and handing on a bytes copy of it, both held until the call returns: 135 MB of a
+full-cap artifact_put on top of what the MCP layer parses. `take_over_mcp_body_limit` takes it
+out of the path, so the documented cap holds and the body is held once.
 """
 
 from __future__ import annotations
@@ -30,24 +32,25 @@ def mcp_body_limit(artifact_max_bytes: int) -> int:
     return (artifact_max_bytes + 2) // 3 * 4 + ENVELOPE_BYTES
 
 
-def raise_mcp_transport_limit(mcp_app: Any, max_bytes: int) -> None:
-    """Set the MCP SDK's request-body limit for `mcp_app` (fastmcp's http_app) to `max_bytes`.
+def take_over_mcp_body_limit(mcp_app: Any) -> None:
+    """Take the MCP SDK's request-body limiter out of `mcp_app` (fastmcp's http_app), leaving
+    BodyLimit, installed before it on /mcp, as the one limit.
 
-    The SDK takes the limit as `StreamableHTTPSessionManager(max_request_body_size=...)`, but
-    fastmcp builds that session manager in its lifespan without passing it, so it is set here,
-    once that lifespan has run, on the manager and on the limiter it built (both public
-    attributes). When they are not found (another SDK or fastmcp layout), memhub refuses to
-    start rather than serve with the SDK's 4 MiB limit again.
+    fastmcp builds the SDK's session manager in its lifespan, so this runs once that lifespan
+    has: the manager calls its `asgi_app` (the limiter) for every request, and the limiter
+    calls its `app`; the manager is pointed at that app directly (both public attributes).
+    When they are not found (another SDK or fastmcp layout), memhub refuses to start rather
+    than serve with the SDK's 4 MiB limit, or its copies, again.
     """
     for route in getattr(mcp_app, "routes", ()):
         manager = getattr(getattr(route, "app", None), "session_manager", None)
         limiter = getattr(manager, "asgi_app", None)
         if (isinstance(manager, StreamableHTTPSessionManager)
                 and isinstance(limiter, RequestBodyLimitMiddleware)):
-            manager.max_request_body_size = max_bytes
-            limiter.max_body_size = max_bytes
+            # Annotated as the limiter's class, used only as an ASGI callable (handle_request).
+            manager.asgi_app = limiter.app  # type: ignore[assignment]
             return
-    raise RuntimeError("the MCP SDK's request-body limit was not found on the /mcp app, so "
+    raise RuntimeError("the MCP SDK's request-body limiter was not found on the /mcp app, so "
                        "MEMHUB_ARTIFACT_MAX_BYTES cannot be honoured; check the installed "
                        "mcp and fastmcp versions against constraints.txt")
 

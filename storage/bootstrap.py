@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # storage.base imports this module
     from .principal import Principal
 
 HANDOFFS_SHOWN_MAX = 20
+OVERVIEW_RECENT_MAX = 50
 
 
 class BootstrapBackend(ABC):
@@ -36,6 +37,15 @@ class BootstrapBackend(ABC):
     async def embedding_backlog(self, principal: Principal, namespace: str) -> dict[str, Any]:
         """{"pending", "dead", "oldest_pending_seconds"} of the namespace's embedding jobs: how
         far semantic search lags its writes."""
+
+    @abstractmethod
+    async def bootstrap_overview(self, principal: Principal, namespace: str, *,
+                                 recent: int = 10) -> dict[str, Any]:
+        """What a token's first bootstrap is shown of the namespace, read at one position of
+        the change feed: {"cursor" (that position: memory_changes from it returns only what
+        comes after), "counts" (every change kept before it, by `what`), "recent" (the newest
+        `recent` <= OVERVIEW_RECENT_MAX of them, oldest first), "active_memories" (live,
+        unquarantined memories by kind)}."""
 
     @abstractmethod
     async def bootstrap_mark(self, principal: Principal, namespace: str) -> dict[str, Any] | None:

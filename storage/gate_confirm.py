@@ -31,6 +31,25 @@ SECRET_NAME = "gate.confirm"
 TOKEN_MAX = 1000
 
 
+def remember_arguments(*, content: Any, kind: Any, title: Any, tags: Any, key: Any,
+                       supersedes: Any, client_request_id: Any, expires_at: Any,
+                       metadata: Any, origin: Any, model: Any, derived_from: Any,
+                       claim: Any, questions: Any = None) -> dict[str, Any]:
+    """What a memory_remember confirmation is bound to: every argument but the confirmation
+    (the MCP client's name is not an argument), as the caller sent it. `questions` only
+    when given, so a confirmation issued without them stays valid for the same call."""
+    return {"content": content, "kind": kind, "title": title, "tags": tags, "key": key,
+            "supersedes": supersedes, "client_request_id": client_request_id,
+            "expires_at": expires_at, "metadata": metadata, "origin": origin,
+            "model": model, "derived_from": derived_from, "claim": claim,
+            **({"questions": questions} if questions is not None else {})}
+
+
+def forget_arguments(memory_id: Any, reason: Any) -> dict[str, Any]:
+    """What a memory_forget confirmation is bound to."""
+    return {"id": memory_id, "reason": reason}
+
+
 def arguments_hash(tool: str, arguments: dict[str, Any]) -> str:
     """The canonical JSON (sorted keys, no spaces) of the tool and its arguments, hashed."""
     encoded = json.dumps({"tool": tool, "arguments": arguments}, sort_keys=True,

@@ -1,6 +1,11 @@
 """The intent gate's inputs, validated before any connection is taken: intents, outcomes,
 skills and their triggers (docs/intent-gate.md).
 
+What intent_open does is bounded too: a namespace holds at most SKILLS_MAX skills whose
+triggers total at most TRIGGERS_BYTES_MAX bytes (each call evaluates them all), and an answer
+carries the guidance of at most GUIDANCE_SKILLS_MAX matching skills in at most
+GUIDANCE_CHARS_MAX characters, naming the matching skills it left out (`select_guidance`).
+
 A trigger is a JSON Logic rule over the intent ({"kind", "tags", "text"}), evaluated by the
 `panzi-json-logic` library with only the whitelisted operators handed to it. The rule is
 checked here first (operators, `var` names, depth, size) so that a rule that would not run,
@@ -19,6 +24,7 @@ from json_logic.builtins import BUILTINS
 from ..errors import InvalidInput, TooLarge
 from .memory_input import check_tags
 from .sanitize import sanitize_text, screen
+from .search import MAX_QUERY_CHARS
 
 INTENT_TEXT_MAX = 2000
 INTENT_KIND_MAX = 64
@@ -26,6 +32,18 @@ OUTCOME_MAX = 2000
 GUIDANCE_MAX = 4000
 TRIGGER_BYTES_MAX = 4096
 TRIGGER_DEPTH_MAX = 8
+SKILLS_MAX = 200
+# All of a namespace's triggers together, in bytes as PostgreSQL prints them: every
+# intent_open evaluates them all, in the event loop, at a cost about proportional to their
+# size (bench/gate_triggers.py), so this bounds that work per call. 200 triggers of 160 bytes
+# fit.
+TRIGGERS_BYTES_MAX = 32768
+# One intent_open's guidance: a whole skill's guidance or none of it (a cut rule can read as
+# another rule), the first matching skills by name that fit.
+GUIDANCE_SKILLS_MAX = 10
+GUIDANCE_CHARS_MAX = 8000  # two skills of the longest guidance
+OMITTED_NAMES_MAX = 50
+SKILL_VERSION_MAX = 2**31 - 1
 SKILL_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 # The intent fields a trigger may read.
 INTENT_FIELDS = ("kind", "tags", "text")
@@ -141,6 +159,17 @@ def check_intent(intent: Any) -> dict[str, Any]:
             "tags": tags}
 
 
+def check_skill_version(value: Any) -> int | None:
+    """None (the last definition wins), or the version read: 0 for a skill not defined yet."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) \
+            or not 0 <= value <= SKILL_VERSION_MAX:
+        raise InvalidInput("expected_version must be an integer >= 0 (0: not defined yet)",
+                           field="expected_version")
+    return value
+
+
 def check_outcome(outcome: Any) -> str:
     return _text(outcome, "outcome", OUTCOME_MAX)
 
@@ -154,3 +183,41 @@ def _text(value: Any, field: str, limit: int) -> str:
     if not cleaned:
         raise InvalidInput(f"{field} must not be empty", field=field)
     return cleaned
+
+
+def lookup_text(text: str) -> str:
+    """The part of an intent's text that chooses its memories: all of it up to the search's
+    query limit, else its first MAX_QUERY_CHARS characters cut at a word boundary."""
+    if len(text) <= MAX_QUERY_CHARS:
+        return text
+    head = text[:MAX_QUERY_CHARS]
+    if not (text[MAX_QUERY_CHARS].isspace() or head[-1].isspace()):
+        words = head.rsplit(None, 1)  # not half a word: it would match nothing, or wrongly
+        if len(words) == 2:
+            head = words[0]
+    return head.rstrip()
+
+
+def select_guidance(skills: tuple[dict[str, Any], ...] | list[dict[str, Any]],
+                    intent: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """(the guidance an intent_open returns, what it left out or None). Every skill's trigger
+    is evaluated (at most SKILLS_MAX of them); of those that match, in name order, each whole
+    guidance that fits within GUIDANCE_SKILLS_MAX skills and GUIDANCE_CHARS_MAX characters is
+    returned, and the others are counted and named (the first OMITTED_NAMES_MAX) for
+    skill_get."""
+    shown: list[dict[str, Any]] = []
+    left_out: list[str] = []
+    used = 0
+    for skill in skills:
+        if not evaluate(skill["trigger"], intent):
+            continue
+        size = len(skill["guidance"])
+        if len(shown) < GUIDANCE_SKILLS_MAX and used + size <= GUIDANCE_CHARS_MAX:
+            shown.append({"skill": skill["name"], "version": skill["version"],
+                          "guidance": skill["guidance"]})
+            used += size
+        else:
+            left_out.append(skill["name"])
+    if not left_out:
+        return shown, None
+    return shown, {"count": len(left_out), "skills": left_out[:OMITTED_NAMES_MAX]}

@@ -38,15 +38,25 @@ class MemoryBackend(ABC):
         derived_from: list[Any] | None = None,
         client_info: str | None = None,
         claim: dict[str, Any] | None = None,
+        confirmation: str | None = None,
         questions: list[str] | None = None,
     ) -> dict[str, Any]:
         """{"outcome": created|deduplicated|replayed, "memory", "superseded", "quarantine",
-        "verified_persisted"}. Provenance (memory_input.check_origin, check_label,
-        check_derived_from): origin defaults to agent_inferred; derived_from entries must
-        exist in the namespace (NOT_FOUND). `claim` (storage/claims.check_claim): a claim about
-        a repository, attached to the memory (a deduplicated memory keeps one it has).
-        `questions` (memory_input.check_questions): up to 3 questions the memory answers,
-        stored with its revision and searched beside its content (migration 0040)."""
+        "verified_persisted"}. CONFLICT, nothing written: a `supersedes` target is not ACTIVE
+        (details.not_active: what each is now), the key names another ACTIVE memory, or (with
+        supersedes) the content is another ACTIVE memory's (details.existing). Provenance
+        (memory_input.check_origin, check_label, check_derived_from): origin defaults to
+        agent_inferred; derived_from entries must exist in the namespace (NOT_FOUND). `claim`
+        (storage/claims.check_claim): a claim about a repository, attached to the memory (a
+        deduplicated memory keeps one it has). `questions` (memory_input.check_questions): up
+        to 3 questions the memory answers, stored with its revision and searched beside its
+        content (migration 0040).
+
+        The intent gate: in a namespace whose gate is on, a write with `supersedes` needs the
+        `confirmation` of its preview (GateBackend.gate_preview, bound to exactly these
+        arguments), spent with the write: without one it raises CONFIRMATION_REQUIRED and
+        writes nothing. A confirmation given is verified and spent whatever the switch says:
+        CONFIRMATION_INVALID, CONFIRMATION_MISMATCH, CONFIRMATION_EXPIRED, CONFIRMATION_USED."""
 
     @abstractmethod
     async def revise(
@@ -67,14 +77,21 @@ class MemoryBackend(ABC):
         questions: list[str] | None = None,
     ) -> dict[str, Any]:
         """Provenance and questions not given are kept ([] clears the questions).
-        {"outcome": revised|replayed, ...} or {"outcome": "conflict", "current_revision",
-        "current_content", "current_author", "current_at", "memory"} when the CAS lost."""
+        {"outcome": revised|replayed, "memory", ...}.
+        CONFLICT when the compare-and-set did not apply: `expected_revision` is not current
+        any more, or the memory is not ACTIVE; its details are what the memory is now
+        (memory_dicts.memory_now: current_revision, current_content, current_author,
+        current_at, status, superseded_by)."""
 
     @abstractmethod
     async def forget(
-        self, principal: Principal, namespace: str, memory_id: str, reason: str
+        self, principal: Principal, namespace: str, memory_id: str, reason: str, *,
+        confirmation: str | None = None,
     ) -> dict[str, Any]:
-        """{"outcome": forgotten|already_forgotten, "memory"}."""
+        """{"outcome": forgotten|already_forgotten, "memory"}. CONFLICT for a SUPERSEDED
+        memory, its details what it is now (with superseded_by). In a namespace whose intent
+        gate is on, only with the `confirmation` of its preview, as `remember` with
+        supersedes (CONFIRMATION_REQUIRED without one)."""
 
     @abstractmethod
     async def get_memory(

@@ -59,6 +59,23 @@ def memory_dict(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def memory_now(row: dict[str, Any]) -> dict[str, Any]:
+    """What a memory is now, as the details of a write that did not apply report it (a
+    CONFLICT): from a row of `memories.current_revision_of` / `memories.now_of` (the memory
+    with its current revision's author and time)."""
+    now = {
+        "id": str(row["id"]),
+        "status": effective_status(row),
+        "current_revision": row["current_revision"],
+        "current_content": wrap_untrusted(row["content"]),
+        "current_author": row["revision_author"],
+        "current_at": iso(row["revision_at"]),
+    }
+    if row["superseded_by"] is not None:
+        now["superseded_by"] = str(row["superseded_by"])
+    return now
+
+
 def provenance(row: dict[str, Any]) -> dict[str, Any]:
     """Where the memory came from and whether it is due for re-verification (migration 0029).
     `needs_reverification` is computed by the read (live_memories, or the audit reads); a row

@@ -13,6 +13,9 @@
     {"record":"artifact", ...}
     {"counts":{...},"record":"end","sha256":"..."}
 
+No line is longer than LINE_MAX bytes: an export refuses to write a longer one, and an import
+refuses it having read no more than that.
+
 Every line is canonical JSON (keys sorted, no spaces, UTF-8, times in UTC with microseconds),
 so one namespace exported twice gives the same bytes. The end record counts the records by
 kind and carries the SHA-256 of every byte before its own line: a file cut short, or changed
@@ -31,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..errors import InvalidInput, UnsupportedFormat
+from ..errors import InvalidInput, TooLarge, UnsupportedFormat
 from .principal import NAMESPACE_RE
 
 FORMAT = "memhub-export"
@@ -45,6 +48,10 @@ _RANK = {"profile": 0, "memory": 1, "handoff": 2, "session": 3, "session_event":
          "blob_chunk": 4, "artifact": 4}
 # New ids for a namespace imported under another name: uuid5(REMAP, "<namespace>/<old id>").
 REMAP = uuid.UUID("6f1d3c52-3a43-5bd4-9d0c-8a7e0c6b2f11")
+# The longest line of the format, its end of line included. A blob chunk is under 1.4 MB; a
+# memory carries every revision, so it has no natural bound: this one holds thousands of
+# revisions at the largest content, and keeps what a reader holds of one line bounded.
+LINE_MAX = 64 * 1024 * 1024
 
 DAMAGED = ("The file is damaged or is not a memhub export: export the namespace again "
            "(memhub-admin export) and import the new file.")
@@ -72,14 +79,22 @@ class Writer:
 
     def _put(self, record: dict[str, Any]) -> int:
         line = encode(record)
+        if len(line) > LINE_MAX:
+            raise TooLarge(
+                f"the {record['record']} record {record.get('id', '')} would be a line of "
+                f"{len(line)} bytes, over the export format's maximum of {LINE_MAX}",
+                remedy="An import could not read such a line, so no file is written. If the "
+                       "record must go, `memhub-admin purge` it, then export again.",
+                kind=record["record"], id=record.get("id"), max_bytes=LINE_MAX)
         self.out.write(line)
         self.digest.update(line)
         self.bytes += len(line)
         return len(line)
 
     def write(self, record: dict[str, Any]) -> int:
+        written = self._put(record)
         self.counts[record["record"]] += 1
-        return self._put(record)
+        return written
 
     def finish(self) -> dict[str, Any]:
         end = {"record": "end", "counts": self.counts, "sha256": self.digest.hexdigest()}
@@ -125,21 +140,36 @@ def check_header(record: dict[str, Any]) -> str:
     return namespace
 
 
+def lines(source: BinaryIO) -> Iterator[tuple[int, bytes]]:
+    """(line number, line) of every line of `source`, none read beyond LINE_MAX bytes: a
+    longer one is refused (TOO_LARGE, with its number) before the rest of it is read."""
+    number = 0
+    while raw := source.readline(LINE_MAX + 1):
+        number += 1
+        if len(raw) > LINE_MAX:
+            raise TooLarge(f"line {number} is longer than {LINE_MAX} bytes, the export "
+                           "format's maximum", remedy=DAMAGED, line=number,
+                           max_bytes=LINE_MAX)
+        yield number, raw
+
+
 def read_header(path: Path) -> str:
+    """The namespace the file's header names (nothing past the first line is read)."""
     with path.open("rb") as source:
-        first = source.readline()
-    if not first:
+        first = next(lines(source), None)
+    if first is None:
         raise InvalidInput("the file is empty", remedy=DAMAGED)
-    return check_header(parse_line(1, first))
+    return check_header(parse_line(*first))
 
 
 @dataclass
 class Scan:
     """What an import needs to know before it writes: the file's namespace, every id its
-    records carry (so references to them can follow a renamed namespace), the counts."""
+    records carry with the kind of its record (so references to them can follow a renamed
+    namespace), the counts."""
 
     namespace: str
-    ids: set[str] = field(default_factory=set)
+    ids: dict[str, str] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
 
 
@@ -153,7 +183,7 @@ def scan(path: Path, advance: Callable[[int], object] | None = None) -> Scan:
     end: dict[str, Any] | None = None
     rank = 0
     with path.open("rb") as source:
-        for number, raw in enumerate(source, start=1):
+        for number, raw in lines(source):
             if advance is not None:
                 advance(len(raw))
             if end is not None:
@@ -186,7 +216,7 @@ def scan(path: Path, advance: Callable[[int], object] | None = None) -> Scan:
                 if record_id in result.ids:
                     raise InvalidInput(f"line {number}: id {record_id} appears twice",
                                        remedy=DAMAGED, line=number)
-                result.ids.add(record_id)
+                result.ids[record_id] = kind
     if result is None:
         raise InvalidInput("the file is empty", remedy=DAMAGED)
     if end is None:
@@ -205,7 +235,7 @@ def records(path: Path, advance: Callable[[int], object] | None = None
     """(line number, record) of every record between the header and the end record; call
     after `scan` has passed."""
     with path.open("rb") as source:
-        for number, raw in enumerate(source, start=1):
+        for number, raw in lines(source):
             if advance is not None:
                 advance(len(raw))
             record = parse_line(number, raw)
@@ -229,9 +259,10 @@ class Remap:
     under another name, uuid5(REMAP, "<namespace>/<id>") for every id the file carries, so
     two copies of a namespace in one database never share an id, a second import of the same
     file maps to the same ids (and changes nothing), and every link inside the file
-    (supersession, a session's events, a handoff's refs naming a record) follows."""
+    (supersession, a session's events, a handoff's refs naming a record, a memory's
+    derived_from naming one) follows. `ids` is the file's, each with its record's kind."""
 
-    def __init__(self, source: str, target: str, ids: set[str]) -> None:
+    def __init__(self, source: str, target: str, ids: dict[str, str]) -> None:
         self.renamed = source != target
         self.target = target
         self.ids = ids
@@ -248,3 +279,9 @@ class Remap:
         except ValueError:
             return value
         return self.id(named) if named in self.ids else value
+
+    def source(self, kind: str, value: str) -> str:
+        """A derived_from entry's id: remapped when it names a record of that kind in the
+        file; kept otherwise, and the import checks that it names one of the target
+        namespace, as memory_remember does."""
+        return self.id(value) if self.ids.get(value) == kind else value

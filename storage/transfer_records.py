@@ -170,7 +170,7 @@ def check_memory(rec: dict[str, Any], remap: Remap, max_chars: int) -> dict[str,
         "model": mi.check_label(get_field(rec, "model"), "model", mi.MAX_MODEL),
         "client_info": mi.check_label(get_field(rec, "client_info"), "client_info",
                                       mi.MAX_CLIENT_INFO),
-        "derived_from": [{**d, "id": remap.id(d["id"])} if d["type"] == "memory" else d
+        "derived_from": [{**d, "id": remap.source(d["type"], d["id"])}
                          for d in mi.check_derived_from(get_field(rec, "derived_from")) or []],
         "claim": check_claim(rec.get("claim")),  # files written before claims hold none
         "verifications": [{

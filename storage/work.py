@@ -12,6 +12,8 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from .artifact_bytes import ArtifactBytes
+
 if TYPE_CHECKING:  # storage.base imports this module
     from .principal import Principal
 
@@ -83,10 +85,11 @@ class WorkBackend(ABC):
     # --- artifacts ------------------------------------------------------------------------
     @abstractmethod
     async def artifact_put(
-        self, principal: Principal, namespace: str, *, name: str, content: bytes,
-        media_type: str,
+        self, principal: Principal, namespace: str, *, name: str,
+        content: bytes | ArtifactBytes, media_type: str,
     ) -> dict[str, Any]:
-        """Store `content` once (by sha256) and reference it from `namespace` under `name`."""
+        """Store `content` once (by sha256) and reference it from `namespace` under `name`.
+        Bytes are hashed here; ArtifactBytes (base64 decoded a piece at a time) arrive hashed."""
 
     @abstractmethod
     async def artifact_get(

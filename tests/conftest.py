@@ -9,9 +9,16 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from memhub.config import Settings
-from tests.support import db
-from tests.support.server import thread_server
+# No test fetches the embedding model by accident: every server it starts, in this process or
+# another (tests/support/server.py passes it on), is offline unless the test says otherwise
+# (tests/e2e/test_model_setup.py). Set before anything imports huggingface_hub, which reads
+# HF_HUB_OFFLINE once.
+os.environ["MEMHUB_EMBED_OFFLINE"] = "1"
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+from memhub.config import Settings  # noqa: E402
+from tests.support import db  # noqa: E402
+from tests.support.server import free_port, thread_server  # noqa: E402
 
 MODEL_PATH = os.environ.get("MEMHUB_EMBED_MODEL_PATH")
 
@@ -92,6 +99,15 @@ def settings(db_dsn: str, tmp_path: Path) -> Settings:
 def server(settings: Settings):
     """A real memhub over HTTP on a loopback port, on this test's own database."""
     with thread_server(settings) as running:
+        yield running
+
+
+@pytest.fixture
+def own_port_server(db_dsn: str, tmp_path: Path):
+    """As `server`, configured with the port it listens on, so the OAuth pages it sends a
+    client to are its own."""
+    port = free_port()
+    with thread_server(make_settings(db_dsn, tmp_path, port=port), port=port) as running:
         yield running
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 from typing import Annotated, Any
 
 from fastmcp import FastMCP
@@ -11,6 +9,7 @@ from pydantic import Field
 
 from ..errors import InvalidInput, TooLarge
 from ..runtime import Runtime
+from ..storage.artifact_bytes import ArtifactBytes
 from ..storage.work_input import ARTIFACT_READ_MAX
 from .args import READ, Namespace
 from .caller import authorize
@@ -18,7 +17,7 @@ from .caller import authorize
 Sha = Annotated[str, Field(description="The artifact's sha256 (64 hex chars).")]
 
 
-def decode_content(content_base64: str | None, text: str | None, cap: int) -> bytes:
+def decode_content(content_base64: str | None, text: str | None, cap: int) -> ArtifactBytes:
     """The artifact's bytes, refusing anything over `cap` before decoding it whole."""
     if (content_base64 is None) == (text is None):
         raise InvalidInput("pass exactly one of content_base64 or text", field="content_base64")
@@ -28,19 +27,15 @@ def decode_content(content_base64: str | None, text: str | None, cap: int) -> by
         # A character is at least one byte: refuse early without encoding a huge string.
         if len(text) > cap:
             raise TooLarge(f"artifact is larger than {cap} bytes", max_bytes=cap)
-        data = text.encode("utf-8")
+        data = ArtifactBytes.of(text.encode("utf-8"))
     else:
         if not isinstance(content_base64, str):
             raise InvalidInput("content_base64 must be a string", field="content_base64")
         stripped = "".join(content_base64.split())
         if len(stripped) // 4 * 3 > cap + 3:
             raise TooLarge(f"artifact is larger than {cap} bytes", max_bytes=cap)
-        try:
-            data = base64.b64decode(stripped, validate=True)
-        except (binascii.Error, ValueError):
-            raise InvalidInput("content_base64 is not valid base64",
-                               field="content_base64") from None
-    if len(data) > cap:
+        data = ArtifactBytes.of_base64(stripped)
+    if data.size > cap:
         raise TooLarge(f"artifact is larger than {cap} bytes", max_bytes=cap)
     return data
 

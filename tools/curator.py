@@ -37,9 +37,11 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         with a "reason"; a rate limit gives "retry_after_seconds"). Each operation has a
         "status": applied, replayed (a re-run: nothing new is written), proposed (dry_run),
         dropped (secret, personal data or instruction-shaped text), skipped (the write was
-        refused, with its "code") or noop. Without a configured model key:
-        {"curator_enabled": false, "operations": []}. Errors: NOT_FOUND, CONFLICT (session
-        still open), FORBIDDEN (read-only token), INVALID_INPUT.
+        refused, with its "code"), needs_confirmation (a MERGE or SUPERSEDE where the
+        intent gate is on: nothing retired; apply it with memory_remember) or noop.
+        Without a configured model key: {"curator_enabled": false, "operations": []}.
+        Errors: NOT_FOUND, CONFLICT (session still open), FORBIDDEN (read-only token),
+        INVALID_INPUT.
         """
         principal = authorize(namespace, write=True)
         return await curate(rt.storage(), rt.settings, principal, namespace, session_id,

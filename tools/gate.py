@@ -1,7 +1,7 @@
 """The intent gate's tools (docs/intent-gate.md): `intent_open`, `gate_close_outcome`,
-`skill_define`, `gate_cache_status`, and the `confirmation` argument of the writes it holds
-(the hold itself, which memory_remember with supersedes and memory_forget ask first, is
-usecases/writes.py).
+`skill_define`, `skill_get`, `gate_cache_status`, and the `confirmation` argument of the
+writes it holds (the preview, which memory_remember with supersedes and memory_forget ask
+first, is usecases/writes.py; the rule itself is the storage write's).
 
 Thin: authorize the namespace first, then hand over to storage.
 """
@@ -22,8 +22,9 @@ Confirmation = Annotated[str | None, Field(
                 "preview this call answered first; send it with exactly the same arguments "
                 "to apply them.")]
 Intent = Annotated[dict[str, Any], Field(
-    description="What you are about to do: {\"text\": 1-2000 chars, \"kind\": optional label "
-                "(e.g. deploy, migration, refactor), \"tags\": optional list (up to 32)}.")]
+    description="What you are about to do: {\"text\": 1-2000 chars (the first 1000 choose "
+                "the memories), \"kind\": optional label (e.g. deploy, migration, "
+                "refactor), \"tags\": optional list (up to 32)}.")]
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:
@@ -38,9 +39,11 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
 
         Returns {"intent_id", "opened_at", "memories" (the ACTIVE memories your intent
         touches or may contradict, as recall admits them: empty means nothing
-        recorded bears on it), "answered", "degraded", "guidance" (the guidance of every
-        skill whose trigger matches your intent: follow it), "intent_gate"}. When done, call
-        gate_close_outcome with the intent_id. Errors: INVALID_INPUT, TOO_LARGE, FORBIDDEN.
+        recorded bears on it), "answered", "degraded", "guidance" (the guidance of the
+        skills whose trigger matches your intent, up to 10 and 8000 chars: follow it),
+        "intent_gate"}; "guidance_omitted" {"count", "skills"} names matching skills left
+        out (read each with skill_get). When done, call gate_close_outcome with the
+        intent_id. Errors: INVALID_INPUT, TOO_LARGE, FORBIDDEN.
         """
         principal = authorize(namespace, write=True)
         return await rt.storage().intent_open(principal, namespace, intent, limit=limit)
@@ -73,16 +76,36 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             "substring or tag), e.g. {\"contains\": [{\"var\": \"tags\"}, \"prod\"]}."))],
         guidance: Annotated[str, Field(description="What an agent whose intent matches "
                                                    "should do (1-4000 chars).")],
+        expected_version: Annotated[int | None, Field(
+            description="The skill's version you read (0: not defined yet): then it applies "
+                        "only if that is still current. Omit: last writer wins.")] = None,
     ) -> dict[str, Any]:
         """Define (or update) a project rule that intent_open applies: when an intent matches
         the trigger, its guidance is returned to the agent.
 
         Returns {"outcome": "created" | "updated" | "unchanged", "skill": {"name", "trigger",
         "guidance", "version", "updated_at"}}. A trigger that does not validate is refused,
-        never stored. Errors: INVALID_INPUT (naming the field), TOO_LARGE, FORBIDDEN.
+        never stored. A namespace holds at most 200 skills, their triggers 32 KB together.
+        Errors: INVALID_INPUT (naming the field), TOO_LARGE, QUOTA_EXCEEDED (past a namespace
+        limit: details name it), CONFLICT (expected_version is stale: details hold the skill as
+        it is now), FORBIDDEN.
         """
         principal = authorize(namespace, write=True)
-        return await rt.storage().skill_define(principal, namespace, name, trigger, guidance)
+        return await rt.storage().skill_define(principal, namespace, name, trigger, guidance,
+                                               expected_version=expected_version)
+
+    @mcp.tool(annotations=READ)
+    async def skill_get(
+        namespace: Namespace,
+        name: Annotated[str, Field(description="The skill's name.")],
+    ) -> dict[str, Any]:
+        """Read one skill, e.g. one intent_open named in guidance_omitted.
+
+        Returns {"skill": {"name", "trigger", "guidance", "version", "updated_at"}}.
+        Errors: NOT_FOUND, INVALID_INPUT, FORBIDDEN.
+        """
+        principal = authorize(namespace, write=False)
+        return await rt.storage().skill_get(principal, namespace, name)
 
     @mcp.tool(annotations=READ)
     async def gate_cache_status(namespace: Namespace) -> dict[str, Any]:

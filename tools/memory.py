@@ -1,7 +1,7 @@
 """The versioned-memory writes: remember, revise, forget (the reads are tools/memory_reads.py).
 
 Adapters: authorize the namespace first, then one call into usecases/writes.py (the intent
-gate's hold, the write, pacing). The author of a write is the token's surface, never an
+gate's preview, the write, pacing). The author of a write is the token's surface, never an
 argument. Arguments are typed loosely on purpose (e.g. `kind: str` with an enum in the schema)
 so a bad value is answered by our validation as INVALID_INPUT rather than by the framework.
 """
@@ -79,9 +79,11 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         (current, stale, unverifiable or unchecked) when it has one. Limits: content up to
         the server's max (see TOO_LARGE), title 500, 32 tags of 64, key 200, supersedes 20,
         metadata 16 KB.
-        Errors: INVALID_INPUT, TOO_LARGE, NOT_FOUND / CONFLICT (a superseded id is missing or
-        not ACTIVE: nothing written), CONFLICT (key taken), IDEMPOTENCY_MISMATCH,
-        UNKNOWN_OUTCOME (replay the same client_request_id).
+        Errors (nothing written): NOT_FOUND (a superseded id is missing), CONFLICT (a
+        superseded id is not ACTIVE: details.not_active is what each is now; the key or,
+        with supersedes, the content is another ACTIVE memory's: details.existing),
+        INVALID_INPUT, TOO_LARGE, IDEMPOTENCY_MISMATCH, UNKNOWN_OUTCOME (replay the same
+        client_request_id).
         """
         principal = authorize(namespace, write=True)
         return await writes.remember(
@@ -112,12 +114,13 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
 
         Compare-and-set: it applies only if `expected_revision` is still the memory's current
         revision. Omitted fields (provenance too) keep their value. Returns {"outcome":
-        "revised", "memory", "verified_persisted"}, or, when another client revised it
-        first, {"outcome": "conflict", "current_revision", "current_content",
-        "current_author", "current_at"}: re-read, decide, retry with the new revision.
-        To replace a decision with a different one, use memory_remember with supersedes.
-        Errors: NOT_FOUND, CONFLICT (memory not ACTIVE, or the new content
-        duplicates another ACTIVE memory), INVALID_INPUT, TOO_LARGE, IDEMPOTENCY_MISMATCH.
+        "revised" | "replayed", "memory", "verified_persisted"}. To replace a decision with
+        a different one, use memory_remember with supersedes.
+        Errors (nothing written): CONFLICT when another client revised it first or it is not
+        ACTIVE (details: current_revision, current_content, current_author, current_at,
+        status, superseded_by; decide, then retry with details.current_revision) or the new
+        content is another ACTIVE memory's (details.existing); NOT_FOUND, INVALID_INPUT,
+        TOO_LARGE, IDEMPOTENCY_MISMATCH.
         """
         principal = authorize(namespace, write=True)
         return await writes.revise(
@@ -138,7 +141,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         Returns {"outcome": "forgotten" | "already_forgotten", "memory"}. Prefer
         memory_remember with supersedes when something replaces it. With the intent gate on
         the first call answers a preview (outcome "preview"): repeat it with `confirmation`.
-        Errors: NOT_FOUND, CONFLICT (already SUPERSEDED), INVALID_INPUT, CONFIRMATION_INVALID,
+        Errors: NOT_FOUND, CONFLICT (already SUPERSEDED: details.superseded_by is its
+        successor), INVALID_INPUT, CONFIRMATION_INVALID,
         CONFIRMATION_MISMATCH, CONFIRMATION_EXPIRED, CONFIRMATION_USED.
         """
         principal = authorize(namespace, write=True)

@@ -49,7 +49,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         the description comes back wrapped in untrusted-data markers. Errors: INVALID_INPUT
         (an unknown key or a value out of bounds, named in details.field; a description that
         reads like instructions), CONFLICT (expected_version is stale: details
-        current_version), FORBIDDEN (a read-only token), IDEMPOTENCY_MISMATCH.
+        current_version, current_profile, updated_by, updated_at), FORBIDDEN (a read-only
+        token), IDEMPOTENCY_MISMATCH.
         """
         principal = authorize(namespace, write=True)
         return await rt.storage().namespace_init(

@@ -47,7 +47,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         (gap-free 1, 2, 3, ... per session, in commit order).
 
         Pass event_id whenever you might retry. Returns {"outcome": "appended" | "replayed",
-        "event", "quarantine"}. Errors: NOT_FOUND, CONFLICT (session closed),
+        "event", "quarantine"}. Errors: NOT_FOUND, CONFLICT (session closed: details
+        closed_by, closed_at),
         IDEMPOTENCY_MISMATCH (event_id reused for a different event), INVALID_INPUT,
         TOO_LARGE, RETRYABLE / UNKNOWN_OUTCOME (without event_id: re-read the log before
         appending again).

@@ -45,7 +45,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         you have confirmed them; reword a memory with memory_revise instead. Returns
         {"outcome": "verified" | "replayed", "memory", "verification": {"revision",
         "verified_by", "verified_at"}, "verified_persisted"}. Errors: NOT_FOUND, CONFLICT
-        (memory not ACTIVE: verify its successor), FORBIDDEN (read-only token),
+        (memory not ACTIVE: details are what it is now; verify details.superseded_by),
+        FORBIDDEN (read-only token),
         INVALID_INPUT, IDEMPOTENCY_MISMATCH.
         """
         principal = authorize(namespace, write=True)

@@ -111,9 +111,14 @@ class Bootstrap:
         storage = self.rt.storage()
         mark = await storage.bootstrap_mark(self.principal, self.namespace)
         if mark is None:
-            self.feed_cursor = await storage.change_feed_head(self.principal, self.namespace)
-            return {"first_bootstrap": True, "since": None, "counts": {}, "recent": [],
-                    "has_more": False, "next_cursor": self.feed_cursor}
+            # Nothing to count "since": say what is there instead, up to where the mark goes.
+            first = await storage.bootstrap_overview(self.principal, self.namespace,
+                                                     recent=CHANGES_SHOWN)
+            self.feed_cursor = first["cursor"]
+            return {"first_bootstrap": True, "since": None, "counts": first["counts"],
+                    "recent": first["recent"], "has_more": False,
+                    "next_cursor": self.feed_cursor,
+                    "active_memories": first["active_memories"]}
         cursor, has_more = mark["cursor"], False
         counts: Counter[str] = Counter()
         recent: list[dict[str, Any]] = []

@@ -10,7 +10,10 @@ from typing import Any
 # the prefetch counters and the worker's totals count every tenant's searches and writes: a
 # scoped caller reading a hit after searching a string would learn that someone else searched
 # it. An allowlist, so a counter added later stays server-wide until someone decides otherwise.
-SCOPED_MODEL_FIELDS = ("state", "model", "reason", "load_seconds", "query_model")
+# The detail of a missing model (an exception's text: paths, a mirror's address) and a fetch's
+# progress are the server's business, not a tenant's.
+SCOPED_MODEL_FIELDS = ("state", "model", "reason", "fix", "remedy", "load_seconds",
+                       "query_model")
 SCOPED_WORKER_FIELDS = ("running", "listening")
 
 

@@ -1,32 +1,59 @@
-"""The memory writes behind memory_remember, memory_revise and memory_forget: each asks the
-intent gate first where it retires something (`hold`), then writes through storage, then
+"""The memory writes behind memory_remember, memory_revise and memory_forget: a retiring write
+first asks the intent gate for its preview (`preview`), then writes through storage, then
 answers once the embedding queue has caught up enough (`paced`).
+
+The gate's rule itself is the storage write's (MemoryBackend.remember / forget refuse a
+retirement in a gated namespace without a confirmation, CONFIRMATION_REQUIRED): this use case
+only turns the first call into the preview the caller confirms.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..errors import ConfirmationRequired
 from ..runtime import Runtime
+from ..storage import gate_confirm
 from ..storage.principal import Principal
 
 
-async def hold(rt: Runtime, principal: Principal, namespace: str, tool: str,
-               arguments: dict[str, Any], confirmation: str | None,
-               targets: list[str]) -> dict[str, Any] | None:
+async def preview(rt: Runtime, principal: Principal, namespace: str, tool: str,
+                  arguments: dict[str, Any], confirmation: str | None, targets: list[str],
+                  *, fresh: bool = False) -> dict[str, Any] | None:
     """The intent gate's preview to answer instead of writing, or None to go ahead (see
-    GateBackend.gate_hold; docs/intent-gate.md). A write that retires nothing and carries no
-    confirmation never asks."""
-    if confirmation is None and not targets:
+    GateBackend.gate_preview; docs/intent-gate.md). A write that retires nothing, or that
+    brings its confirmation, never asks."""
+    if confirmation is not None or not targets:
         return None
-    return await rt.storage().gate_hold(principal, namespace, tool, arguments, confirmation,
-                                        targets=targets)
+    return await rt.storage().gate_preview(principal, namespace, tool, arguments,
+                                           targets=targets, fresh=fresh)
+
+
+async def _gated(rt: Runtime, principal: Principal, namespace: str, tool: str,
+                 arguments: dict[str, Any], confirmation: str | None, targets: list[str],
+                 write: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+    """The preview, or `write()`'s answer. A write refused CONFIRMATION_REQUIRED without a
+    confirmation met a gate this process had cached as off (turned on elsewhere a moment
+    ago): the preview is made from the database's switch instead."""
+    shown = await preview(rt, principal, namespace, tool, arguments, confirmation, targets)
+    if shown is not None:
+        return shown
+    try:
+        result = await write()
+    except ConfirmationRequired:
+        shown = await preview(rt, principal, namespace, tool, arguments, confirmation,
+                              targets, fresh=True)
+        if shown is None:
+            raise
+        return shown
+    return result
 
 
 async def paced(rt: Runtime, result: dict[str, Any]) -> dict[str, Any]:
     """`result`, once the embedding queue has caught up enough that this write will be found
     by meaning soon (storage/postgres/retrieval/embedding_queue.py, Pacing). Only a write that
-    queued an embedding waits: a replay, a duplicate or a conflict answers at once."""
+    queued an embedding waits: a replay or a duplicate answers at once."""
     if rt.embedding_worker is not None and result.get("outcome") in ("created", "revised"):
         await rt.embedding_worker.pace()
     return result
@@ -40,23 +67,21 @@ async def remember(
     claim: dict[str, Any] | None, confirmation: str | None, client_info: str | None,
     questions: list[str] | None = None,
 ) -> dict[str, Any]:
-    """memory_remember: held for the gate's preview when it supersedes (or confirms), else
-    written and paced. Raises what StorageBackend.remember and gate_hold raise."""
-    gated = await hold(rt, principal, namespace, "memory_remember", {
-        "content": content, "kind": kind, "title": title, "tags": tags, "key": key,
-        "supersedes": supersedes, "client_request_id": client_request_id,
-        "expires_at": expires_at, "metadata": metadata, "origin": origin, "model": model,
-        "derived_from": derived_from, "claim": claim,
-        **({"questions": questions} if questions is not None else {})},
-        confirmation, supersedes or [])
-    if gated is not None:
-        return gated
-    return await paced(rt, await rt.storage().remember(
-        principal, namespace, content=content, kind=kind, title=title, tags=tags,
-        key=key, supersedes=supersedes, client_request_id=client_request_id,
-        expires_at=expires_at, metadata=metadata, origin=origin, model=model,
-        derived_from=derived_from, client_info=client_info, claim=claim, questions=questions,
-    ))
+    """memory_remember: previewed when it supersedes in a gated namespace, else written
+    (with its confirmation, if any) and paced. Raises what StorageBackend.remember and
+    gate_preview raise."""
+    arguments = gate_confirm.remember_arguments(
+        content=content, kind=kind, title=title, tags=tags, key=key, supersedes=supersedes,
+        client_request_id=client_request_id, expires_at=expires_at, metadata=metadata,
+        origin=origin, model=model, derived_from=derived_from, claim=claim, questions=questions)
+
+    async def write() -> dict[str, Any]:
+        return await paced(rt, await rt.storage().remember(
+            principal, namespace, **arguments, client_info=client_info,
+            confirmation=confirmation))
+
+    return await _gated(rt, principal, namespace, "memory_remember", arguments, confirmation,
+                        supersedes or [], write)
 
 
 async def revise(
@@ -77,10 +102,13 @@ async def revise(
 
 async def forget(rt: Runtime, principal: Principal, namespace: str, memory_id: str,
                  reason: str, *, confirmation: str | None) -> dict[str, Any]:
-    """memory_forget: held for the gate's preview, else retired. Raises what
-    StorageBackend.forget and gate_hold raise."""
-    gated = await hold(rt, principal, namespace, "memory_forget",
-                       {"id": memory_id, "reason": reason}, confirmation, [memory_id])
-    if gated is not None:
-        return gated
-    return await rt.storage().forget(principal, namespace, memory_id, reason)
+    """memory_forget: previewed in a gated namespace, else retired (with its confirmation, if
+    any). Raises what StorageBackend.forget and gate_preview raise."""
+
+    async def write() -> dict[str, Any]:
+        return await rt.storage().forget(principal, namespace, memory_id, reason,
+                                         confirmation=confirmation)
+
+    return await _gated(rt, principal, namespace, "memory_forget",
+                        gate_confirm.forget_arguments(memory_id, reason), confirmation,
+                        [memory_id], write)

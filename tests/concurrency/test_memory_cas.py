@@ -1,8 +1,8 @@
 """50 writers revise one memory with the same expected revision, released together.
 
-Exactly one wins; the other 49 get a conflict answer carrying the winner's revision, and the
-database agrees. First a fixture proves the pool really hands out 50 distinct backends, or the
-test could pass by running five sequential waves of ten.
+Exactly one wins; the other 49 get a CONFLICT error whose details carry the winner's revision,
+content, author and time, and the database agrees. First a fixture proves the pool really
+hands out 50 distinct backends, or the test could pass by running five sequential waves of ten.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import os
 import psycopg
 import pytest
 
+from memhub.errors import MemhubError
 from tests.support import db
 from tests.support.memories import DESKTOP, NS, open_backend
 from tests.support.server import process_server
@@ -55,13 +56,20 @@ def _db_state(dsn: str, memory_id: str) -> tuple[int, int, int]:
 
 
 def _check(outcomes: list[dict], dsn: str, memory_id: str) -> None:
-    revised = [o for o in outcomes if o["outcome"] == "revised"]
-    conflicts = [o for o in outcomes if o["outcome"] == "conflict"]
-    assert len(revised) == 1, [o["outcome"] for o in outcomes]
-    assert len(conflicts) == WRITERS - 1
+    """Each outcome is an answer ({"outcome", ...}) or an error payload ({"code", ...})."""
+    revised = [o for o in outcomes if o.get("outcome") == "revised"]
+    errors = [o for o in outcomes if "code" in o]
+    assert len(revised) == 1, outcomes
+    assert len(errors) == WRITERS - 1, outcomes
+    assert {e["code"] for e in errors} == {"CONFLICT"}
+    assert all(e["remedy"] for e in errors)
     winner = revised[0]["memory"]
-    assert all(c["current_revision"] == winner["revision"] == 2 for c in conflicts)
-    assert all(c["current_content"] == winner["content"] for c in conflicts)
+    for lost in (e["details"] for e in errors):
+        assert (lost["id"], lost["status"], lost["expected_revision"]) == (memory_id, "ACTIVE", 1)
+        assert lost["current_revision"] == winner["revision"] == 2
+        assert lost["current_content"] == winner["content"]
+        assert lost["current_author"] == winner["author_client"]
+        assert lost["current_at"] == winner["updated_at"]
     assert _db_state(dsn, memory_id) == (2, 1, 2)
 
 
@@ -74,7 +82,10 @@ async def test_fifty_concurrent_revisions_of_one_revision_yield_one_winner(
 
     async def writer(i: int) -> dict:
         await asyncio.wait_for(barrier.wait(), timeout=30)
-        return await backend.revise(DESKTOP, NS, memory["id"], 1, content=f"writer {i}")
+        try:
+            return await backend.revise(DESKTOP, NS, memory["id"], 1, content=f"writer {i}")
+        except MemhubError as err:
+            return err.to_payload()
 
     outcomes = await asyncio.gather(*(writer(i) for i in range(WRITERS)))
     _check(outcomes, db_dsn, memory["id"])
@@ -107,7 +118,9 @@ async def test_fifty_mcp_clients_on_two_server_processes_yield_one_winner(db_dsn
                 await asyncio.wait_for(barrier.wait(), timeout=60)
                 result = await client.call_tool("memory_revise", {
                     "namespace": NS, "id": memory_id, "expected_revision": 1,
-                    "content": f"writer {i}"})
+                    "content": f"writer {i}"}, raise_on_error=False)
+                if result.is_error:
+                    return json.loads(result.content[0].text)
                 return result.structured_content
 
         outcomes = await asyncio.gather(*(writer(i) for i in range(WRITERS)))

@@ -20,6 +20,7 @@ from tests.support.admin import (
     PASSWORD,
     act,
     browser,
+    confirmed,
     csrf_of,
     fresh_token,
     logged_in_csrf,
@@ -145,7 +146,7 @@ async def test_reloading_the_page_after_a_rotation_neither_rotates_again_nor_sho
     posted again, rotated again and revoked the token just shown."""
     with browser(server.base_url) as client:
         csrf = logged_in_csrf(client)
-        response = client.post("/admin/surfaces/cursor/rotate", data={"csrf": csrf})
+        response = client.post("/admin/surfaces/cursor/rotate", data=confirmed(csrf))
         assert response.status_code == 303 and response.headers["location"] == "/admin"
         shown = client.get("/admin")
         token = fresh_token(shown.text, "cursor")
@@ -170,7 +171,7 @@ def test_the_token_between_post_and_get_is_neither_in_the_cookie_nor_in_the_data
         server, db_conn):
     with browser(server.base_url) as client:
         csrf = logged_in_csrf(client)
-        client.post("/admin/surfaces/web/rotate", data={"csrf": csrf})
+        client.post("/admin/surfaces/web/rotate", data=confirmed(csrf))
         cookie = client.cookies[FLASH_COOKIE]
         stored = db_conn.execute("SELECT json_agg(f)::text FROM admin_flash f").fetchone()[0]
         token = fresh_token(client.get("/admin").text, "web")
@@ -185,7 +186,7 @@ def test_the_token_between_post_and_get_is_neither_in_the_cookie_nor_in_the_data
 def test_a_copy_of_the_flash_cookie_shows_nothing_once_the_token_was_shown(server):
     with browser(server.base_url) as client:
         csrf = logged_in_csrf(client)
-        client.post("/admin/surfaces/web/rotate", data={"csrf": csrf})
+        client.post("/admin/surfaces/web/rotate", data=confirmed(csrf))
         copied = client.cookies[FLASH_COOKIE]
         token = fresh_token(client.get("/admin").text, "web")
         client.cookies.set(FLASH_COOKIE, copied, path="/admin")
@@ -197,7 +198,7 @@ def test_a_flash_cookie_shows_nothing_to_another_session(server):
     with browser(server.base_url) as mine, browser(server.base_url) as other:
         csrf = logged_in_csrf(mine)
         logged_in_csrf(other)
-        mine.post("/admin/surfaces/web/rotate", data={"csrf": csrf})
+        mine.post("/admin/surfaces/web/rotate", data=confirmed(csrf))
         other.cookies.set(FLASH_COOKIE, mine.cookies[FLASH_COOKIE], path="/admin")
         assert 'id="fresh-token-web"' not in other.get("/admin").text
         # Still there for the session that rotated.

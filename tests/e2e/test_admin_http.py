@@ -9,11 +9,21 @@ import time
 import httpx
 import pytest
 from itsdangerous import TimestampSigner, URLSafeTimedSerializer
+from mcp.client.auth.oauth2 import PKCEParameters
 from mcp.shared.exceptions import MCPError
 
 from memhub.web.sessions import COOKIE_NAME, SESSION_SALT, secret_from_setting
 from tests.conftest import WEB_TOKEN, make_settings
-from tests.support.admin import act, browser, csrf_of, fresh_token, logged_in_csrf, login
+from tests.support.admin import (
+    act,
+    browser,
+    confirmed,
+    csrf_of,
+    fresh_token,
+    logged_in_csrf,
+    login,
+)
+from tests.support.oauth import OAuthFlow
 from tests.support.server import thread_server
 
 SECRET = "test-session-secret-0123456789"
@@ -132,7 +142,7 @@ def test_a_copy_of_a_logged_out_cookie_is_refused(server, db_conn):
     with browser(server.base_url, cookies={COOKIE_NAME: copied}) as thief:
         page = thief.get("/admin")
         assert page.status_code == 303 and page.headers["location"].endswith("/admin/login")
-        rotate = thief.post("/admin/surfaces/web/rotate", data={"csrf": csrf})
+        rotate = thief.post("/admin/surfaces/web/rotate", data=confirmed(csrf))
         assert rotate.status_code == 403
     assert db_conn.execute("SELECT count(*) FROM admin_ended_sessions").fetchone() == (1,)
     assert db_conn.execute("SELECT count(*) FROM admin_audit WHERE action LIKE 'token.%'"
@@ -248,7 +258,7 @@ def test_a_state_change_without_csrf_proof_is_refused_and_changes_nothing(
     with browser(server.base_url) as client:
         csrf = logged_in_csrf(client)
         value = {"valid": csrf, "other-session": other_csrf}.get(form_csrf, form_csrf)
-        data = {"csrf": value} if value is not None else {}
+        data = {"csrf": value, "confirm": "yes"} if value is not None else {"confirm": "yes"}
         response = client.post("/admin/surfaces/cursor/rotate", data=data, headers=headers)
     assert response.status_code == 403
     assert active_surface_ids(db_conn, "cursor") == before
@@ -260,7 +270,7 @@ def test_a_same_origin_form_post_with_its_token_is_accepted(server, db_conn):
         csrf = logged_in_csrf(client)
         response = client.post(
             "/admin/surfaces/cursor/rotate",
-            data={"csrf": csrf},
+            data=confirmed(csrf),
             headers={"Origin": server.base_url, "Sec-Fetch-Site": "same-origin"},
         )
     assert response.status_code == 303
@@ -279,7 +289,7 @@ def test_a_post_without_a_login_changes_nothing(server, db_conn):
     before = active_surface_ids(db_conn, "web")
     with browser(server.base_url) as client:
         page = client.get("/admin/login")
-        response = client.post("/admin/surfaces/web/rotate", data={"csrf": csrf_of(page.text)})
+        response = client.post("/admin/surfaces/web/rotate", data=confirmed(csrf_of(page.text)))
     assert response.status_code == 303 and response.headers["location"] == "/admin/login"
     assert active_surface_ids(db_conn, "web") == before
 
@@ -319,11 +329,69 @@ def test_a_successful_login_forgives_earlier_failures(server, db_conn):
     assert db_conn.execute("SELECT count(*) FROM admin_login_failures").fetchone() == (0,)
 
 
+# --- confirmation before rotate and revoke ---------------------------------------------------
+def _grant(server) -> int:
+    """An approved OAuth connection's id (the operator's consent, as tests/support/oauth.py
+    gives it)."""
+    flow = OAuthFlow(server.base_url)
+    try:
+        flow.code(flow.client(), PKCEParameters.generate())
+    finally:
+        flow.close()
+    with browser(server.base_url) as client:
+        logged_in_csrf(client)
+        return int(re.search(r'data-grant-id="(\d+)"', client.get("/admin").text).group(1))
+
+
+def test_rotate_and_revoke_posted_without_confirmation_ask_and_change_nothing(
+        own_port_server, db_conn):
+    """The dashboard's CSRF-protected POST alone does not act: it answers the confirmation
+    page, whose own form (the same POST with confirm=yes) does."""
+    server = own_port_server
+    grant = _grant(server)
+    token = active_surface_ids(db_conn, "cursor")[0]
+    before = db_conn.execute("SELECT count(*) FROM admin_audit").fetchone()
+    with browser(server.base_url) as client:
+        csrf = logged_in_csrf(client)
+        for path, title in [("/admin/surfaces/cursor/rotate", "Rotate the cursor token?"),
+                            (f"/admin/tokens/{token}/revoke", f"Revoke token {token}?"),
+                            (f"/admin/oauth/grants/{grant}/revoke", "Revoke the connection")]:
+            for data in ({"csrf": csrf}, {"csrf": csrf, "confirm": "no"}):
+                asked = client.post(path, data=data)
+                assert asked.status_code == 200 and title in asked.text
+                assert f'action="{path}"' in asked.text
+                assert 'name="confirm" value="yes"' in asked.text
+                assert csrf_of(asked.text) == csrf
+            assert client.get(path).text == asked.text  # the page the dashboard's link opens
+        assert active_surface_ids(db_conn, "cursor") == [token]
+        assert db_conn.execute("SELECT count(*) FROM admin_audit").fetchone()[0] == before[0] + 1
+        assert db_conn.execute("SELECT revoked_at FROM oauth_grants WHERE id = %s",
+                               [grant]).fetchone() == (None,)
+        for path in (f"/admin/oauth/grants/{grant}/revoke", f"/admin/tokens/{token}/revoke"):
+            assert client.post(path, data=confirmed(csrf)).status_code == 303
+    assert active_surface_ids(db_conn, "cursor") == []
+    assert db_conn.execute("SELECT revoked_at IS NOT NULL FROM oauth_grants WHERE id = %s",
+                           [grant]).fetchone() == (True,)
+
+
+def test_a_confirmation_page_needs_a_login_and_names_only_what_can_be_done(server, db_conn):
+    with browser(server.base_url) as client:
+        anonymous = client.get("/admin/surfaces/cursor/rotate")
+        assert anonymous.status_code == 303 and anonymous.headers["location"] == "/admin/login"
+        logged_in_csrf(client)
+        assert client.get("/admin/surfaces/nobody/rotate").status_code == 404
+        assert client.get("/admin/tokens/999999/revoke").status_code == 404
+        assert client.get("/admin/oauth/grants/999999/revoke").status_code == 409
+        token = active_surface_ids(db_conn, "web")[0]
+        db_conn.execute("UPDATE api_tokens SET revoked_at = now() WHERE id = %s", [token])
+        assert client.get(f"/admin/tokens/{token}/revoke").status_code == 409
+
+
 # --- rotation through the dashboard, checked with a real MCP client --------------------------
 async def test_after_a_rotation_the_old_token_is_refused_and_the_new_one_accepted(server, db_dsn):
     with browser(server.base_url) as client:
         csrf = logged_in_csrf(client)
-        response = act(client, "/admin/surfaces/web/rotate", {"csrf": csrf})
+        response = act(client, "/admin/surfaces/web/rotate", confirmed(csrf))
         new = fresh_token(response.text, "web")
         # The card's configs carry the new token, ready to paste.
         assert f"/mcp?token={new}" in response.text
@@ -342,9 +410,9 @@ async def test_after_a_rotation_the_old_token_is_refused_and_the_new_one_accepte
 async def test_rotating_one_surface_does_not_disturb_another(server):
     with browser(server.base_url) as client:
         csrf = logged_in_csrf(client)
-        cursor = fresh_token(act(client, "/admin/surfaces/cursor/rotate", {"csrf": csrf}).text,
-                             "cursor")
-        act(client, "/admin/surfaces/web/rotate", {"csrf": csrf})
+        cursor = fresh_token(
+            act(client, "/admin/surfaces/cursor/rotate", confirmed(csrf)).text, "cursor")
+        act(client, "/admin/surfaces/web/rotate", confirmed(csrf))
     async with server.client(cursor) as c:
         result = await c.call_tool("stats", {})
     assert result.structured_content["surface"] == "cursor"
@@ -354,7 +422,7 @@ def test_a_new_token_is_shown_once_and_only_its_prefix_afterwards(server):
     with browser(server.base_url) as client:
         csrf = logged_in_csrf(client)
         new = fresh_token(
-            act(client, "/admin/surfaces/desktop-cli/rotate", {"csrf": csrf}).text, "desktop-cli"
+            act(client, "/admin/surfaces/desktop-cli/rotate", confirmed(csrf)).text, "desktop-cli"
         )
         later = client.get("/admin").text
     assert new not in later and new[:9] in later
@@ -364,12 +432,12 @@ def test_a_new_token_is_shown_once_and_only_its_prefix_afterwards(server):
 async def test_revoking_a_surface_token_refuses_its_clients(server):
     with browser(server.base_url) as client:
         csrf = logged_in_csrf(client)
-        page = act(client, "/admin/surfaces/cursor/rotate", {"csrf": csrf}).text
+        page = act(client, "/admin/surfaces/cursor/rotate", confirmed(csrf)).text
         token = fresh_token(page, "cursor")
-        token_id = re.search(r'/admin/tokens/(\d+)/revoke"[^>]*>\s*<input[^>]*>\s*'
-                             r'<button[^>]*id="revoke-cursor"', page)
+        token_id = re.search(r'href="/admin/tokens/(\d+)/revoke"[^>]*id="revoke-cursor"', page)
         assert token_id
-        response = client.post(f"/admin/tokens/{token_id.group(1)}/revoke", data={"csrf": csrf})
+        response = client.post(f"/admin/tokens/{token_id.group(1)}/revoke",
+                               data=confirmed(csrf))
         assert response.status_code == 303
         after = client.get(response.headers["location"]).text
         assert "no active token" in after and "Token revoked" in after
@@ -397,7 +465,7 @@ async def test_a_scoped_token_created_on_the_dashboard_sees_only_its_namespaces(
 def test_actions_are_audited_with_source_and_never_the_token(server, db_conn):
     with browser(server.base_url) as client:
         csrf = logged_in_csrf(client)
-        new = fresh_token(act(client, "/admin/surfaces/web/rotate", {"csrf": csrf}).text, "web")
+        new = fresh_token(act(client, "/admin/surfaces/web/rotate", confirmed(csrf)).text, "web")
         page = client.get("/admin").text
     rows = db_conn.execute(
         "SELECT action, source FROM admin_audit ORDER BY id").fetchall()
@@ -431,7 +499,7 @@ def test_configs_use_the_public_url_when_set(db_dsn, tmp_path):
     with thread_server(settings) as running, browser(running.base_url) as client:
         csrf = logged_in_csrf(client)
         page = act(
-            client, "/admin/surfaces/cursor/rotate", {"csrf": csrf},
+            client, "/admin/surfaces/cursor/rotate", confirmed(csrf),
             headers={"Origin": "https://memhub.example.com"},
         ).text
     assert '&#34;url&#34;: &#34;https://memhub.example.com/mcp&#34;' in page

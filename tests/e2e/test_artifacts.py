@@ -5,11 +5,15 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import uuid
 
 import httpx
 import pytest
 
+from memhub.admin import import_
+from memhub.errors import InvalidInput
 from memhub.storage.sanitize import unwrap_untrusted
+from memhub.storage.transfer_format import Writer
 from tests.conftest import make_settings
 from tests.support.db import insert_token
 from tests.support.mcp import call, error_of
@@ -190,3 +194,47 @@ async def test_the_http_endpoint_needs_a_token_scoped_to_a_namespace_holding_it(
     assert as_holder.status_code == 200 and as_holder.content == b"private"
     assert as_holder.headers["content-type"].startswith("text/plain")
     assert as_unscoped.status_code == 200
+
+
+def claiming(path, namespace: str, sha: str, data: bytes, size: int) -> None:
+    """An export file of `namespace` whose one artifact names content `sha`, carrying `data`
+    as that content's bytes and `size` as its size (a well-formed file, end record and all)."""
+    with path.open("wb") as out:
+        writer = Writer(out, namespace)
+        writer.write({"record": "blob", "sha256": sha, "size": size})
+        writer.write({"record": "blob_chunk", "sha256": sha, "offset": 0, "data": b64(data)})
+        writer.write({"record": "artifact", "id": str(uuid.uuid4()), "sha256": sha,
+                      "name": "loot.csv", "media_type": "text/csv", "size": size,
+                      "author_client": "cursor",
+                      "created_at": "2026-01-01T00:00:00.000000+00:00"})
+        writer.finish()
+
+
+SALARIES = b"name,salary\nalice,182000\nbob,176500\n"
+
+
+@pytest.mark.parametrize("carried", ["other bytes of the same size", "a prefix and its size"])
+async def test_an_import_naming_another_tenants_content_is_refused_and_reads_nothing(
+    server, db_dsn, tmp_path, carried
+):
+    """The attack: tenant B imports a file that names the sha256 of A's file without carrying
+    its bytes, to have the reference filed under B and read A's bytes over HTTP with B's
+    token; or carries a prefix of them with a short size, for a short read."""
+    holder = insert_token(db_dsn, "cursor", namespaces=["team-a"])
+    thief = insert_token(db_dsn, "cursor", namespaces=["team-b"])
+    async with server.client(holder) as a:
+        sha = (await call(a, "artifact_put", {"namespace": "team-a", "name": "salaries.csv",
+                                              "text": SALARIES.decode()}))["artifact"]["sha256"]
+    data = os.urandom(len(SALARIES)) if carried.startswith("other") else SALARIES[:10]
+    path = tmp_path / "team-b.jsonl"
+    claiming(path, "team-b", sha, data, len(data))
+    with pytest.raises(InvalidInput) as caught:
+        await import_.run(db_dsn, make_settings(db_dsn, tmp_path), str(path), namespace=None,
+                          progress=False)
+    assert caught.value.code == "INVALID_INPUT"
+    async with httpx.AsyncClient() as http:
+        read = await http.get(f"{server.base_url}/artifact/{sha}",
+                              headers={"Authorization": f"Bearer {thief}"})
+    assert read.status_code == 404
+    async with server.client(thief) as b:
+        assert (await call(b, "artifact_list", {"namespace": "team-b"}))["artifacts"] == []

@@ -119,6 +119,42 @@ async def test_a_good_answer_is_applied_through_the_normal_writes(server, fake):
         assert KEY not in str(answer)
 
 
+async def test_where_the_intent_gate_is_on_the_curator_retires_nothing_on_its_own(server,
+                                                                                   fake):
+    async with server.client(WEB_TOKEN) as web:
+        await call(web, "namespace_init", {"namespace": NS, "profile": {"intent_gate": "on"}})
+        old = await remember(web, "Billing webhooks retry 3 times with a fixed delay")
+        near = await remember(web, "Webhook retries for billing use a fixed delay", kind="FACT")
+        third = await remember(web, "Billing webhook retries wait a fixed delay", kind="FACT")
+        sid = await closed_session(web, EVENTS)
+        supersede = {"op": "SUPERSEDE", "id": old, "kind": "DECISION",
+                     "content": "Billing webhooks retry 5 times with exponential backoff"}
+        fake.tool_call([
+            supersede,
+            {"op": "MERGE", "ids": [near, third], "kind": "FACT",
+             "content": "Billing webhook retries back off exponentially"},
+            {"op": "ADD", "kind": "FACT", "content": "The billing webhook retry runs in the "
+                                                     "worker queue"}])
+        answer = await curate(web, sid)
+
+        ops = answer["operations"]
+        assert [(op["status"], op.get("code")) for op in ops] == [
+            ("needs_confirmation", "CONFIRMATION_REQUIRED"),
+            ("needs_confirmation", "CONFIRMATION_REQUIRED"), ("applied", None)]
+        memories = await active(web)
+        assert {old, near, third} <= set(memories)  # all still ACTIVE
+        assert len(memories) == 4  # only the ADD was written
+
+        # The caller applies one through the normal gated write: a preview, then confirmed.
+        args = {"namespace": NS, "kind": "DECISION", "content": supersede["content"],
+                "supersedes": [old]}
+        preview = await call(web, "memory_remember", args)
+        assert preview["outcome"] == "preview" and preview["would_change"][0]["id"] == old
+        done = await call(web, "memory_remember",
+                          {**args, "confirmation": preview["confirmation"]})
+        assert done["superseded"] == [old]
+
+
 async def test_re_running_a_curated_session_writes_nothing_new_and_asks_nothing(server,
                                                                                fake):
     async with server.client(WEB_TOKEN) as web:

@@ -117,6 +117,29 @@ def test_a_body_over_the_transport_bound_is_refused_as_json_too_large(big_server
     assert answer.json()["error"]["code"] == "TOO_LARGE"
 
 
+def test_a_chunked_body_over_the_transport_bound_is_refused_as_json_too_large(db_dsn, tmp_path):
+    """No Content-Length to refuse on: memhub's limit counts the body as it streams, and is the
+    only limit left on /mcp (the SDK's is taken out of the path)."""
+    settings = make_settings(db_dsn, tmp_path, embed_worker=False, query_prefetch=False,
+                             artifact_max_bytes=1024 * 1024)
+    from memhub.gateway.body_limit import mcp_body_limit
+
+    bound = mcp_body_limit(settings.artifact_max_bytes)
+
+    def body():
+        yield b"{"
+        for _ in range(bound // 65536 + 1):
+            yield b" " * 65536
+        yield b"}"
+
+    headers = {**ACCEPT, "authorization": f"Bearer {WEB_TOKEN}",
+               "content-type": "application/json"}
+    with thread_server(settings) as running:
+        answer = httpx.post(running.mcp_url, headers=headers, content=body(), timeout=60)
+    assert answer.status_code == 413
+    assert answer.json()["error"]["code"] == "TOO_LARGE"
+
+
 def _post(server, body: bytes | str, *, token: str = WEB_TOKEN,
           content_type: str | None = "application/json") -> httpx.Response:
     headers = {**ACCEPT, "authorization": f"Bearer {token}"}

@@ -4,11 +4,19 @@ outcomes, skills, and the per-process cache invalidated across servers."""
 
 from __future__ import annotations
 
+import json
+
 import psycopg
 from itsdangerous import TimestampSigner, URLSafeTimedSerializer
 
 from memhub.storage import gate_confirm
-from tests.conftest import WEB_TOKEN
+from memhub.storage.gate_input import (
+    GUIDANCE_CHARS_MAX,
+    GUIDANCE_SKILLS_MAX,
+    INTENT_TEXT_MAX,
+)
+from memhub.storage.search import MAX_QUERY_CHARS
+from tests.conftest import WEB_TOKEN, make_settings
 from tests.support.db import insert_token
 from tests.support.mcp import call, error_of
 from tests.support.server import thread_server
@@ -269,6 +277,73 @@ async def test_a_change_made_through_one_server_invalidates_the_other_servers_ca
             preview = await call(first, "memory_forget", {"namespace": NS, "id": memory["id"],
                                                           "reason": "one is enough"})
             assert preview["outcome"] == "preview"
+
+
+async def test_a_process_that_has_not_heard_the_gate_turned_on_still_previews(
+        server, db_dsn, tmp_path):
+    # Behind a transaction pooler without a direct URL nothing is listened to: this process
+    # would trust its cached "off" for an hour.
+    deaf = make_settings(db_dsn, tmp_path, db_pooler="transaction",
+                         gate_cache_ttl_seconds=3600.0)
+    with thread_server(deaf) as second:
+        async with server.client(WEB_TOKEN) as first, second.client(WEB_TOKEN) as stale:
+            memory = await remember(stale, "Releases are cut on Mondays")
+            await call(stale, "intent_open", {"namespace": NS, "intent": {"text": "release"}})
+            assert (await call(stale, "gate_cache_status", {"namespace": NS}))[
+                "intent_gate"] == "off"
+            await gate_on(first)
+
+            args = {"namespace": NS, "id": memory["id"], "reason": "moved to Tuesdays"}
+            preview = await call(stale, "memory_forget", args)
+            assert preview["outcome"] == "preview"
+            assert await status_of(stale, memory["id"]) == "ACTIVE"
+            done = await call(stale, "memory_forget",
+                              {**args, "confirmation": preview["confirmation"]})
+            assert done["outcome"] == "forgotten"
+
+
+async def test_an_intent_of_up_to_2000_characters_is_opened_and_its_start_chooses_memories(
+        server, db_dsn):
+    async with server.client(WEB_TOKEN) as web:
+        touched = await remember(web, "Database migrations run with a lock timeout of five "
+                                      "seconds")
+        text = ("run the database migration with a lock timeout " * 60)[:INTENT_TEXT_MAX]
+        opened = await call(web, "intent_open", {"namespace": NS, "intent": {"text": text}})
+        assert touched["id"] in [r["memory"]["id"] for r in opened["memories"]]
+        assert 0 < opened["lookup_chars"] <= MAX_QUERY_CHARS
+        with psycopg.connect(db_dsn) as conn:
+            stored = conn.execute("SELECT text FROM gate_intents WHERE id = %s",
+                                  [opened["intent_id"]]).fetchone()[0]
+        assert stored == text.strip()
+        short = await call(web, "intent_open", {"namespace": NS, "intent": {"text": "deploy"}})
+        assert "lookup_chars" not in short
+        too_long = await error_of(web, "intent_open", {
+            "namespace": NS, "intent": {"text": "x" * (INTENT_TEXT_MAX + 1)}})
+        assert (too_long["code"], too_long["details"]["field"]) == ("TOO_LARGE", "intent.text")
+
+
+async def test_intent_open_bounds_the_guidance_it_returns_and_names_what_it_left_out(server):
+    async with server.client(WEB_TOKEN) as web:
+        names = [f"deploy-{i:02d}" for i in range(GUIDANCE_SKILLS_MAX + 4)]
+        for i, name in enumerate(names):
+            await call(web, "skill_define", {
+                "namespace": NS, "name": name,
+                "trigger": {"contains": [{"var": "text"}, "deploy"]},
+                "guidance": f"Step {i}: check the release dashboard. " * 60})
+        opened = await call(web, "intent_open", {"namespace": NS,
+                                                 "intent": {"text": "deploy the API"}})
+        shown = [g["skill"] for g in opened["guidance"]]
+        assert 0 < len(shown) <= GUIDANCE_SKILLS_MAX
+        assert sum(len(g["guidance"]) for g in opened["guidance"]) <= GUIDANCE_CHARS_MAX
+        omitted = opened["guidance_omitted"]
+        assert omitted["count"] == len(names) - len(shown)
+        assert sorted(shown + omitted["skills"]) == names
+        assert len(json.dumps(opened)) < GUIDANCE_CHARS_MAX + 4000
+        read = await call(web, "skill_get", {"namespace": NS, "name": omitted["skills"][0]})
+        assert read["skill"]["name"] == omitted["skills"][0]
+        assert read["skill"]["guidance"].startswith("Step")
+        missing = await error_of(web, "skill_get", {"namespace": NS, "name": "nope"})
+        assert missing["code"] == "NOT_FOUND"
 
 
 async def _listening(client) -> bool:

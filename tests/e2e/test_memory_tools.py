@@ -37,11 +37,13 @@ async def test_two_surfaces_remember_read_revise_supersede_forget(server, tokens
         revised = await call(cursor, "memory_revise", namespace=NS, id=mid,
                              expected_revision=1, content="The job queue runs on Redis 7")
         assert revised["outcome"] == "revised" and revised["memory"]["revision"] == 2
-        lost = await call(desktop, "memory_revise", namespace=NS, id=mid,
-                          expected_revision=1, content="The job queue runs on Redis 6")
-        assert lost["outcome"] == "conflict"
-        assert (lost["current_revision"], lost["current_author"]) == (2, "cursor")
-        assert unwrap_untrusted(lost["current_content"]) == "The job queue runs on Redis 7"
+        lost = await code_of(desktop, "memory_revise", namespace=NS, id=mid,
+                             expected_revision=1, content="The job queue runs on Redis 6")
+        assert lost["code"] == "CONFLICT" and lost["remedy"]
+        now = lost["details"]
+        assert (now["current_revision"], now["current_author"]) == (2, "cursor")
+        assert unwrap_untrusted(now["current_content"]) == "The job queue runs on Redis 7"
+        assert now["current_at"] == revised["memory"]["updated_at"]
 
         new = await call(cursor, "memory_remember", namespace=NS, kind="DECISION",
                          content="The job queue runs on PostgreSQL (SKIP LOCKED)",

@@ -129,6 +129,8 @@ async def test_the_sdk_oauth_client_connects_refreshes_and_is_refused_once_revok
                                has=page.locator(".client-name", has_text=CLIENT_NAME))
             grant_id = await row.get_attribute("data-grant-id")
             await page.click(f"#revoke-grant-{grant_id}")
+            await expect(page.locator("#confirm-facts")).to_contain_text(CLIENT_NAME)
+            await page.click("#confirm-button")
             await expect(page.locator(f"#grant-{grant_id} .state")).to_contain_text("revoked")
         finally:
             await browser.close()

@@ -43,10 +43,10 @@ async def test_the_tools_work_through_a_transaction_pooler(pooled_server, db_dsn
         revised = await call(web, "memory_revise", {
             "namespace": NS, "id": mid, "expected_revision": 1,
             "content": "Billing exports run hourly through the pgbouncer-friendly worker"})
-        stale = await call(web, "memory_revise", {
+        stale = await error_of(web, "memory_revise", {
             "namespace": NS, "id": mid, "expected_revision": 1, "content": "stale"})
-        assert (revised["outcome"], stale["outcome"]) == ("revised", "conflict")
-        assert stale["current_revision"] == 2
+        assert (revised["outcome"], stale["code"]) == ("revised", "CONFLICT")
+        assert stale["details"]["current_revision"] == 2
 
         found = await call(web, "memory_search", {"namespace": NS, "query": "billing exports",
                                                   "mode": "lexical"})

@@ -100,6 +100,44 @@ async def test_changes_are_reported_since_this_tokens_last_bootstrap(server, tok
     assert third["changes"]["counts"] == {}  # the second bootstrap moved the mark
 
 
+async def test_a_first_bootstrap_says_so_and_summarises_what_is_there(server, tokens):
+    async with server.client(tokens["cursor"]) as cursor:
+        facts = [(await call(cursor, "memory_remember", {
+            "namespace": NS, "kind": "FACT",
+            "content": f"Service {i} listens on port {8080 + i}."}))["memory"] for i in range(4)]
+        await call(cursor, "memory_remember", {"namespace": NS, "kind": "DECISION",
+                                               "content": "Billing runs on PostgreSQL."})
+        await call(cursor, "memory_revise", {"namespace": NS, "id": facts[0]["id"],
+                                             "expected_revision": 1,
+                                             "content": "Service 0 listens on port 9000."})
+        await call(cursor, "memory_forget", {"namespace": NS, "id": facts[1]["id"],
+                                             "reason": "gone"})
+        for i in range(3):
+            await call(cursor, "handoff_save", {"namespace": NS, "title": f"h{i}", "body": "b"})
+        newest = await call(cursor, "memory_remember", {"namespace": NS, "kind": "NOTE",
+                                                        "content": "Deploys on Tuesdays."})
+    async with server.client(tokens["web"]) as web:
+        first = await _bootstrap(web)
+        tight = await _bootstrap(web, budget_tokens=800)  # a later bootstrap: nothing new
+        async with server.client(tokens["desktop-cli"]) as desktop:
+            small = await _bootstrap(desktop, budget_tokens=800)
+    changes = first["changes"]
+    assert changes["first_bootstrap"] is True and changes["has_more"] is False
+    assert changes["counts"] == {"created": 6, "revised": 1, "forgotten": 1, "saved": 3}
+    assert changes["active_memories"] == {"DECISION": 1, "FACT": 3, "NOTE": 1}
+    assert 0 < len(changes["recent"]) <= 10
+    assert changes["recent"][-1]["target_id"] == newest["memory"]["id"]  # newest last
+    ids = [c["change_id"] for c in changes["recent"]]
+    assert ids == sorted(ids)
+    assert first["handoffs"]["total"] == 3
+    # The mark starts where the summary ended: the next bootstrap reports nothing again.
+    assert tight["changes"]["first_bootstrap"] is False and tight["changes"]["counts"] == {}
+    # Within the smallest budget the summary's counts stay; its entries are what is trimmed.
+    assert count_tokens(dumps(small)) <= 800
+    assert small["changes"]["counts"] == changes["counts"]
+    assert small["changes"]["active_memories"] == changes["active_memories"]
+
+
 async def test_a_retry_with_the_same_request_id_returns_the_same_session(server, tokens):
     async with server.client(tokens["web"]) as web:
         a = await _bootstrap(web, client_request_id="boot-1", title="fix the login bug")

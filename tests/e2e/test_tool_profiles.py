@@ -4,6 +4,9 @@ token sees and calls everything; memhub-admin and the dashboard make such tokens
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import psycopg
 
 from memhub.tools.tool_profiles import CORE_TOOLS
@@ -88,3 +91,46 @@ async def test_the_dashboard_makes_a_core_token_and_shows_its_profile(server):
         assert bad.status_code == 400 and 'id="action-error"' in bad.text
     assert await names(server, token) == [
         n for n in await names(server, WEB_TOKEN) if n in CORE_TOOLS]
+
+
+def _arguments(tool) -> dict[str, Any]:
+    """Arguments of the right types for every required parameter, reading as little as
+    possible (handoff_load only peeks): enough to get past the schema to the tool itself."""
+    schema = tool.input_schema
+    args: dict[str, Any] = {"take": False} if tool.name == "handoff_load" else {}
+    for name in schema.get("required", []):
+        spec = schema["properties"][name]
+        spec = next((s for s in spec.get("anyOf", []) if s.get("type") != "null"), spec)
+        kind = spec.get("type")
+        args[name] = (NS if name == "namespace" else spec["enum"][0] if "enum" in spec
+                      else {"integer": 1, "object": {}, "array": [], "boolean": False}.get(
+                          kind, "00000000-0000-4000-8000-000000000000"))
+    return args
+
+
+async def test_a_read_only_token_lists_exactly_the_tools_it_may_call(server, db_dsn):
+    """Every tool a read-only token is shown answers it (with a read's arguments); every tool
+    it is not shown is still there to call, and answers FORBIDDEN."""
+    reader = insert_token(db_dsn, "cursor", namespaces=[NS], read_only=True)
+    async with server.client(WEB_TOKEN) as client:
+        every = await client.list_tools()
+    shown = await names(server, reader)
+    assert shown == [t.name for t in every if t.name in shown]  # the server's order, filtered
+    assert {"session_bootstrap", "recall", "memory_search", "handoff_load", "stats"} <= set(
+        shown)
+    assert not {"memory_remember", "memory_revise", "memory_forget", "handoff_save",
+                "session_create", "namespace_init", "skill_define"} & set(shown)
+    async with server.client(reader) as client:
+        for tool in every:
+            result = await client.call_tool(tool.name, _arguments(tool), raise_on_error=False)
+            code = json.loads(result.content[0].text)["code"] if result.is_error else None
+            if tool.name in shown:
+                assert code != "FORBIDDEN", tool.name
+            else:
+                assert code == "FORBIDDEN", (tool.name, result.content[0].text[:200])
+
+
+async def test_a_read_only_core_token_lists_the_core_tools_it_may_call(server, db_dsn):
+    reader = insert_token(db_dsn, "cursor", read_only=True, tool_profile="core")
+    assert await names(server, reader) == [
+        "session_bootstrap", "recall", "memory_context", "handoff_load"]

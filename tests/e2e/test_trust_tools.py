@@ -196,16 +196,16 @@ async def test_the_storage_methods_refuse_a_principal_outside_or_read_only_for_t
             await b.coord_health(outside, NS)
 
 
-async def test_a_lost_revision_race_is_not_acknowledged_as_persisted(server):
+async def test_a_lost_revision_race_is_an_error_never_an_acknowledgement(server):
     async with server.client(WEB_TOKEN) as web:
         mid = (await call(web, "memory_remember", {
             "namespace": NS, "content": "Race target"}))["memory"]["id"]
         await call(web, "memory_revise", {"namespace": NS, "id": mid, "expected_revision": 1,
                                           "content": "Race target, first"})
-        lost = await call(web, "memory_revise", {"namespace": NS, "id": mid,
-                                                 "expected_revision": 1,
-                                                 "content": "Race target, second"})
-        assert lost["outcome"] == "conflict" and lost["verified_persisted"] is False
+        lost = await error_of(web, "memory_revise", {"namespace": NS, "id": mid,
+                                                     "expected_revision": 1,
+                                                     "content": "Race target, second"})
+        assert lost["code"] == "CONFLICT" and "verified_persisted" not in lost
 
 
 async def test_coord_health_reports_old_handoffs_and_dead_embedding_jobs(server, db_dsn):

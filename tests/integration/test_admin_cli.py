@@ -20,9 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 CONSOLE_SCRIPT = Path(sys.executable).with_name("memhub-admin")
 
 
-def cli(dsn: str, *args: str, stdin: str | None = None, script: bool = False):
+def cli(dsn: str, *args: str, stdin: str | None = None, script: bool = False, **env_extra: str):
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMHUB_")}
     env["DATABASE_URL"] = dsn
+    env.update(env_extra)
     command = [str(CONSOLE_SCRIPT)] if script else [sys.executable, "-m", "memhub.admin.cli"]
     return subprocess.run(
         [*command, *args],
@@ -152,10 +153,10 @@ def empty_dsn(admin_dsn):
         db.drop(admin_dsn, name)
 
 
-def test_an_unmigrated_database_is_refused_until_migrate_runs(empty_dsn):
+def test_a_database_memhub_never_ran_on_is_refused_until_migrate_makes_it_one(empty_dsn):
     refused = cli(empty_dsn, "status", "--json")
     assert refused.returncode == 1
-    assert json.loads(refused.stdout)["error"]["code"] == "NOT_MIGRATED"
+    assert json.loads(refused.stdout)["error"]["code"] == "NO_DATABASE"
     migrated = ok_json(cli(empty_dsn, "migrate", "--json"))
     assert "0004" in migrated["applied"]
     assert ok_json(cli(empty_dsn, "migrate", "--json"))["applied"] == []
@@ -171,3 +172,49 @@ def test_an_unreachable_database_url_is_one_plain_error_with_a_remedy():
     error = json.loads(result.stdout)["error"]
     assert error["code"] == "UNAVAILABLE"
     assert "Traceback" not in result.stderr and "s3cret-pw" not in result.stdout + result.stderr
+
+
+def test_a_database_behind_on_its_migrations_is_refused_until_migrate_runs(db_dsn):
+    with psycopg.connect(db_dsn, autocommit=True) as conn:
+        conn.execute("DELETE FROM schema_migrations WHERE version = "
+                     "(SELECT max(version) FROM schema_migrations)")
+    refused = cli(db_dsn, "token", "list", "--json")
+    assert refused.returncode == 1
+    assert json.loads(refused.stdout)["error"]["code"] == "NOT_MIGRATED"
+
+
+def cli_at(data_dir: Path, *args: str):
+    """memhub-admin on the embedded cluster in `data_dir` (no DATABASE_URL)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMHUB_")}
+    env.pop("DATABASE_URL", None)
+    env["MEMHUB_DATA_DIR"] = str(data_dir)
+    return subprocess.run([str(CONSOLE_SCRIPT), *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL, timeout=300)
+
+
+@pytest.mark.parametrize("command", [["status"], ["token", "list"], ["gc", "--dry-run"],
+                                     ["export", "acme"]])
+def test_a_data_directory_without_a_database_is_refused_and_left_as_it_was(tmp_path, command):
+    """A mistyped MEMHUB_DATA_DIR created an empty cluster there, then asked for `migrate`."""
+    mistyped = tmp_path / "memhbu"
+    refused = cli_at(mistyped, *command, "--json")
+    assert refused.returncode == 1, refused.stderr
+    assert json.loads(refused.stdout)["error"]["code"] == "NO_DATABASE"
+    assert not mistyped.exists()
+
+
+@pytest.mark.slow
+def test_migrate_creates_the_database_in_a_new_data_directory(tmp_path):
+    data_dir = tmp_path / "new"
+    applied = ok_json(cli_at(data_dir, "migrate", "--json"))["applied"]
+    assert applied[0].startswith("0001")
+    assert ok_json(cli_at(data_dir, "token", "list", "--json")) == []
+
+
+def test_backfill_without_a_model_says_how_to_get_one_and_fetches_nothing(db_dsn, tmp_path):
+    result = cli(db_dsn, "backfill", "--json", MEMHUB_DATA_DIR=str(tmp_path),
+                 MEMHUB_EMBED_OFFLINE="0", HF_HUB_OFFLINE="0",
+                 HF_ENDPOINT="http://127.0.0.1:9")  # a fetch tried would make models/
+    assert result.returncode == 1
+    assert json.loads(result.stdout)["error"]["code"] == "MODEL_ABSENT"
+    assert not (tmp_path / "models").exists()

@@ -184,6 +184,24 @@ async def test_a_change_committed_after_a_later_one_is_still_delivered_after_it(
     assert len(delivered) == 2
 
 
+async def test_a_first_bootstraps_summary_stops_at_its_cursor_so_nothing_is_counted_twice(
+    backend, db_dsn
+):
+    """The summary counts only what lies before the cursor it hands over: a change committed
+    behind a transaction still running is left to the reads that follow, not counted now and
+    delivered again after."""
+    with _app_conn(db_dsn) as slow, _app_conn(db_dsn) as fast:
+        early = _insert_memory(slow, "allocated first, committed last")
+        late = _insert_memory(fast, "allocated second, committed first")
+        fast.commit()
+        first = await backend.bootstrap_overview(DESKTOP, NS)
+        slow.commit()
+    after, _ = await read_all(backend, DESKTOP, cursor=first["cursor"])
+    summarised = [c["target_id"] for c in first["recent"]]
+    assert sum(first["counts"].values()) == len(summarised)
+    assert sorted(summarised + [c["target_id"] for c in after]) == sorted([early, late])
+
+
 # --- the wall ------------------------------------------------------------------------------------
 async def test_a_token_of_another_namespace_cannot_read_the_feed(backend):
     await backend.remember(DESKTOP, NS, content="ours")

@@ -7,8 +7,10 @@ import os
 
 import psycopg
 import pytest
+from psycopg.types.json import Jsonb
 
-from memhub.errors import IdempotencyMismatch
+from memhub.errors import Conflict, IdempotencyMismatch
+from memhub.storage.postgres.idempotency import request_hash
 from memhub.storage.postgres.migrate import apply_migrations
 from memhub.storage.principal import Principal
 from tests.support import db
@@ -121,3 +123,31 @@ def test_migration_0021_gives_old_keys_to_their_surface_token_or_drops_them(admi
         assert rows == [("p", "c1", ids["cursor"]), ("q", "c2", ids["cursor"]),
                         ("p", "w1", ids["web"])]
         assert key == ["namespace", "token_id", "request_id"]
+
+
+async def test_migration_0038_drops_stored_lost_revises_so_their_retry_is_the_error(
+        admin_dsn, tmp_path):
+    """Before 0038 a lost compare-and-set was stored as an answer under its key; a retry
+    would have replayed it as a success-shaped "replayed". Now the key is gone and the retry
+    runs the compare-and-set again: CONFLICT. A key that recorded a write stays."""
+    with db.migrated_before(admin_dsn, "0038", tmp_path) as dsn:
+        async with open_backend(dsn, tmp_path) as backend:
+            mid = (await backend.remember(A, SHARED, content="v1"))["memory"]["id"]
+            await backend.revise(A, SHARED, mid, 1, content="v2", client_request_id="won")
+            lost = {"id": mid, "expected_revision": 1, "content": "v2 too", "title": None,
+                    "tags": None}
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                conn.execute(
+                    "INSERT INTO idempotency_keys (namespace, surface, token_id, request_id,"
+                    " operation, request_hash, response) VALUES (%s, %s, %s, 'lost', 'revise',"
+                    " %s, %s)",
+                    [SHARED, A.surface, A.token_id, request_hash("revise", lost),
+                     Jsonb({"outcome": "conflict", "current_revision": 2})])
+            assert "0038" in apply_migrations(dsn)
+            with pytest.raises(Conflict) as err:
+                await backend.revise(A, SHARED, mid, 1, content="v2 too",
+                                     client_request_id="lost")
+            kept = await backend.revise(A, SHARED, mid, 1, content="v2",
+                                        client_request_id="won")
+    assert err.value.details["current_revision"] == 2
+    assert kept["outcome"] == "replayed" and kept["original_outcome"] == "revised"

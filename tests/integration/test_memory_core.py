@@ -144,23 +144,50 @@ async def test_revise_appends_a_revision_and_keeps_history(backend):
         (1, "v1", "desktop-cli", False), (2, "v2", "cursor", True)]
 
 
-async def test_a_stale_revise_gets_a_conflict_answer_with_the_winner(backend):
+async def test_a_stale_revise_is_a_conflict_carrying_the_winner_and_writes_nothing(
+        backend, db_conn):
     m = (await backend.remember(DESKTOP, NS, content="v1"))["memory"]
-    await backend.revise(CURSOR, NS, m["id"], 1, content="v2 by cursor")
-    lost = await backend.revise(DESKTOP, NS, m["id"], 1, content="v2 by desktop")
-    assert lost["outcome"] == "conflict"
-    assert lost["current_revision"] == 2
-    assert text(lost["current_content"]) == "v2 by cursor"
-    assert lost["current_author"] == "cursor"
-    assert lost["current_at"]
+    won = await backend.revise(CURSOR, NS, m["id"], 1, content="v2 by cursor")
+    with pytest.raises(Conflict) as err:
+        await backend.revise(DESKTOP, NS, m["id"], 1, content="v2 by desktop",
+                             client_request_id="stale-1")
+    now = err.value.details
+    assert (now["id"], now["status"], now["expected_revision"]) == (m["id"], "ACTIVE", 1)
+    assert (now["current_revision"], now["current_author"]) == (2, "cursor")
+    assert text(now["current_content"]) == "v2 by cursor"
+    assert now["current_at"] == won["memory"]["updated_at"]
+    assert "superseded_by" not in now
+    assert db_conn.execute("SELECT count(*) FROM memory_revisions WHERE memory_id = %s",
+                           [m["id"]]).fetchone() == (2,)
+    # An error commits nothing, its key included: the same retry is the same error.
+    assert db_conn.execute("SELECT count(*) FROM idempotency_keys WHERE request_id = 'stale-1'"
+                           ).fetchone() == (0,)
+    with pytest.raises(Conflict):
+        await backend.revise(DESKTOP, NS, m["id"], 1, content="v2 by desktop",
+                             client_request_id="stale-1")
 
 
 async def test_revising_a_superseded_memory_is_a_conflict_naming_its_successor(backend):
     a = (await backend.remember(DESKTOP, NS, content="a"))["memory"]
-    b = (await backend.remember(DESKTOP, NS, content="b", supersedes=[a["id"]]))["memory"]
+    b = (await backend.remember(CURSOR, NS, content="b", supersedes=[a["id"]]))["memory"]
     with pytest.raises(Conflict) as err:
         await backend.revise(DESKTOP, NS, a["id"], 1, content="a2")
-    assert err.value.details["superseded_by"] == b["id"]
+    now = err.value.details
+    assert (now["status"], now["superseded_by"]) == ("SUPERSEDED", b["id"])
+    assert (now["current_revision"], text(now["current_content"])) == (1, "a")
+    assert now["current_author"] == "desktop-cli" and now["current_at"]
+
+
+async def test_superseding_a_retired_memory_is_a_conflict_saying_what_it_is_now(backend):
+    a = (await backend.remember(DESKTOP, NS, content="a"))["memory"]
+    b = (await backend.remember(CURSOR, NS, content="b", supersedes=[a["id"]]))["memory"]
+    c = (await backend.remember(DESKTOP, NS, content="c"))["memory"]
+    with pytest.raises(Conflict) as err:
+        await backend.remember(DESKTOP, NS, content="d", supersedes=[a["id"], c["id"]])
+    [now] = err.value.details["not_active"]
+    assert (now["id"], now["status"], now["superseded_by"]) == (a["id"], "SUPERSEDED", b["id"])
+    assert (now["current_revision"], now["current_author"]) == (1, "desktop-cli")
+    assert text(now["current_content"]) == "a" and now["current_at"]
 
 
 async def test_revising_a_missing_memory_is_not_found(backend):
@@ -180,8 +207,11 @@ async def test_revising_into_another_active_memorys_content_is_a_conflict(backen
 async def test_a_key_names_at_most_one_active_memory(backend):
     a = (await backend.remember(DESKTOP, NS, content="a", key="db"))["memory"]
     with pytest.raises(Conflict) as err:
-        await backend.remember(DESKTOP, NS, content="b", key="db")
+        await backend.remember(CURSOR, NS, content="b", key="db")
     assert err.value.details["existing_id"] == a["id"]
+    holder = err.value.details["existing"]
+    assert (holder["id"], holder["current_author"], text(holder["current_content"])) == (
+        a["id"], "desktop-cli", "a")
 
 
 async def test_forget_hides_from_list_but_keeps_history(backend):
@@ -198,11 +228,13 @@ async def test_forget_hides_from_list_but_keeps_history(backend):
     assert history["status"] == "DELETED" and text(history["revisions"][0]["content"]) == "oops"
 
 
-async def test_forgetting_a_superseded_memory_is_a_conflict(backend):
+async def test_forgetting_a_superseded_memory_is_a_conflict_naming_its_successor(backend):
     a = (await backend.remember(DESKTOP, NS, content="a"))["memory"]
-    await backend.remember(DESKTOP, NS, content="b", supersedes=[a["id"]])
-    with pytest.raises(Conflict):
+    b = (await backend.remember(DESKTOP, NS, content="b", supersedes=[a["id"]]))["memory"]
+    with pytest.raises(Conflict) as err:
         await backend.forget(DESKTOP, NS, a["id"], "why")
+    assert err.value.details["superseded_by"] == b["id"]
+    assert err.value.details["status"] == "SUPERSEDED"
 
 
 async def test_list_pages_by_keyset_without_gaps_or_repeats_while_others_write(backend):

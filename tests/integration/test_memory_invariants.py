@@ -154,3 +154,41 @@ def test_the_app_role_sees_nothing_without_a_declared_namespace(db_dsn, seeded):
         c.execute("SET ROLE memhub_app")
         assert c.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
         assert c.execute("SELECT count(*) FROM memory_revisions").fetchone()[0] == 0
+
+
+@pytest.fixture
+async def gated(db_dsn, tmp_path, seeded):
+    """`seeded`, with the intent gate on in NS (OTHER_NS has no profile: off)."""
+    async with open_backend(db_dsn, tmp_path) as b:
+        await b.namespace_init(DESKTOP, NS, {"intent_gate": "on"})
+    return seeded
+
+
+def test_in_a_gated_namespace_a_memory_is_retired_only_where_a_confirmation_was_spent(
+        conn, gated):
+    forget = "UPDATE memories SET status = 'DELETED' WHERE id = %s"
+    spend = "INSERT INTO gate_nonces (namespace, nonce) VALUES (%s, %s)"
+    refused(conn, forget, [gated["A"]])
+    refused(conn, "UPDATE memories SET status = 'SUPERSEDED', superseded_by = %s WHERE id = %s",
+            [gated["C"], gated["A"]])
+    conn.execute(spend, [NS, "a" * 32])
+    refused(conn, forget, [gated["A"]])  # that nonce was spent by another transaction
+    with pytest.raises(psycopg.IntegrityError), conn.transaction():
+        conn.execute(spend, [OTHER_NS, "b" * 32])  # in another namespace
+        conn.execute(forget, [gated["A"]])
+    conn.execute(forget, [gated["D"]])  # no gate in OTHER_NS
+
+    with conn.transaction():
+        conn.execute(spend, [NS, "c" * 32])
+        conn.execute(forget, [gated["A"]])
+    assert conn.execute("SELECT status FROM memories WHERE id = %s",
+                        [gated["A"]]).fetchone()[0] == "DELETED"
+
+
+def test_the_app_role_cannot_say_which_transaction_spent_a_nonce(db_dsn, seeded):
+    with psycopg.connect(db_dsn, autocommit=True) as c:
+        c.execute("SET ROLE memhub_app")
+        c.execute("SELECT set_config('memhub.namespaces', %s, false)", [NS])
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            c.execute("INSERT INTO gate_nonces (namespace, nonce, spent_in)"
+                      " VALUES (%s, %s, pg_current_xact_id())", [NS, "d" * 32])

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from psycopg.types.json import Jsonb
 
-from memhub.errors import InvalidInput
+from memhub.errors import Conflict, InvalidInput
 from memhub.storage.sanitize import CLOSE, NEUTRALISED, OPEN, unwrap_all
 from tests.support.memories import CURSOR, DESKTOP, NS, open_backend
 
@@ -107,8 +107,8 @@ async def test_every_read_path_returns_metadata_string_values_wrapped(backend):
                                    metadata={"other": "ignored: the memory exists"})
     assert again["outcome"] == "deduplicated"
     revised = await backend.revise(DESKTOP, NS, mid, 1, title="Deploy day")
-    lost = await backend.revise(CURSOR, NS, mid, 1, title="Stale")
-    assert lost["outcome"] == "conflict"
+    with pytest.raises(Conflict):
+        await backend.revise(CURSOR, NS, mid, 1, title="Stale")
     by_id = await backend.get_memory(CURSOR, NS, memory_id=mid)
     by_key = await backend.get_memory(CURSOR, NS, key="deploy-day")
     listed = await backend.list_memories(CURSOR, NS)
@@ -119,7 +119,7 @@ async def test_every_read_path_returns_metadata_string_values_wrapped(backend):
     audit = await backend.list_memories(CURSOR, NS, status="ALL")
     answers = {
         "remember": made["memory"], "deduplicated": again["memory"],
-        "revise": revised["memory"], "revise conflict": lost["memory"],
+        "revise": revised["memory"],
         "get by id": by_id["memory"], "get by key": by_key["memory"],
         "list": listed["memories"][0], "history": history["memory"],
         "search": found["results"][0]["memory"], "forget": forgotten["memory"],

@@ -13,9 +13,9 @@ import pytest
 from fastembed import TextEmbedding
 
 from memhub.config import Settings
-from memhub.embedding import embedder as embedder_module
+from memhub.embedding import loading as loading_module
 from memhub.embedding import sessions
-from memhub.embedding.embedder import load_model
+from memhub.embedding.loading import load_model
 from tests.support.retrieval import embedder
 
 __all__ = ["embedder"]
@@ -37,7 +37,7 @@ def model_dir(embedder) -> Path:
 @pytest.fixture
 def fresh_models(monkeypatch):
     """Models loaded by a test are its own, not the process's shared ones."""
-    monkeypatch.setattr(embedder_module, "_MODELS", {})
+    monkeypatch.setattr(loading_module, "_MODELS", {})
     monkeypatch.setattr(sessions, "_TABLES", {})
 
 
@@ -110,7 +110,7 @@ def test_the_mapped_copy_and_table_are_made_once(model_dir, tmp_path, fresh_mode
         raise AssertionError("the model file was read again although its copies exist")
 
     monkeypatch.setattr(sessions, "_extract", refuse)
-    monkeypatch.setattr(embedder_module, "_MODELS", {})
+    monkeypatch.setattr(loading_module, "_MODELS", {})
     monkeypatch.setattr(sessions, "_TABLES", {})
     import onnx
 

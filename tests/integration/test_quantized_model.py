@@ -18,7 +18,8 @@ from fastembed import TextEmbedding
 
 from memhub.config import Settings
 from memhub.embedding import quantized_model
-from memhub.embedding.embedder import Embedder, load_model
+from memhub.embedding.embedder import Embedder
+from memhub.embedding.loading import load_model
 from memhub.embedding.quantized_model import RECIPES, quantized_copy
 from tests.support.retrieval import embedder
 

@@ -23,12 +23,16 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTES = ROOT / "tests" / "data" / "markdown"
 
 
-def cli(dsn: str, *args: str, stderr=subprocess.PIPE, cwd: Path = ROOT):
+def cli(dsn: str, *args: str, stderr=subprocess.PIPE, cwd: Path = ROOT,
+        answer: str | None = None):
+    """memhub-admin in a process of its own; `answer` is what the operator types, if anyone
+    is there to ask (otherwise its input is empty)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMHUB_")}
     env["DATABASE_URL"] = dsn
+    given = {"input": answer} if answer is not None else {"stdin": subprocess.DEVNULL}
     return subprocess.run([sys.executable, "-m", "memhub.admin.cli", *args], cwd=cwd, env=env,
-                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
-                          text=True, timeout=120)
+                          stdout=subprocess.PIPE, stderr=stderr, text=True, timeout=120,
+                          **given)
 
 
 def ok_json(result):
@@ -49,7 +53,7 @@ async def test_export_then_import_elsewhere_then_export_gives_the_same_file(
     exported = cli(db_dsn, "export", "acme", "--out", str(first), "--json")
     assert ok_json(exported)["counts"]["memory"] == 5
     assert "exporting" not in exported.stderr  # no terminal, no progress bar
-    imported = ok_json(cli(other_db, "import", str(first), "--json"))
+    imported = ok_json(cli(other_db, "import", str(first), "--yes", "--json"))
     assert imported["created"]["session_event"] == 3 and imported["embeddings_queued"] == 3
     ok_json(cli(other_db, "export", "acme", "--out", str(second), "--json"))
     assert first.read_bytes() == second.read_bytes()
@@ -70,6 +74,46 @@ async def test_a_newer_file_exits_1_with_unsupported_format_and_writes_nothing(
     assert "version 99" in result.stderr
     with psycopg.connect(other_db) as conn:
         assert conn.execute("SELECT count(*) FROM memories").fetchone() == (0,)
+
+
+def memories_in(dsn: str) -> int:
+    with psycopg.connect(dsn) as conn:
+        conn.execute("SELECT set_config('memhub.namespaces', '*', false)")
+        return conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+
+
+async def test_an_import_into_the_files_namespace_with_nobody_to_ask_is_refused_with_exit_2(
+        db_dsn, other_db, tmp_path):
+    await populate(db_dsn, tmp_path)
+    path = tmp_path / "a.jsonl"
+    ok_json(cli(db_dsn, "export", "acme", "--out", str(path), "--json"))
+    result = cli(other_db, "import", str(path), "--json")
+    assert result.returncode == 2
+    assert json.loads(result.stdout)["error"]["code"] == "CONFIRMATION_REQUIRED"
+    assert "'acme'" in result.stderr and "--yes" in result.stderr
+    assert memories_in(other_db) == 0
+
+
+async def test_an_import_names_the_files_namespace_and_writes_only_when_the_operator_agrees(
+        db_dsn, other_db, tmp_path):
+    await populate(db_dsn, tmp_path)
+    path = tmp_path / "a.jsonl"
+    ok_json(cli(db_dsn, "export", "acme", "--out", str(path), "--json"))
+    declined = cli(other_db, "import", str(path), answer="n\n")
+    assert declined.returncode == 3 and "into namespace 'acme'" in declined.stderr
+    assert memories_in(other_db) == 0
+    agreed = cli(other_db, "import", str(path), answer="y\n")
+    assert agreed.returncode == 0, agreed.stderr
+    assert "into namespace 'acme'" in agreed.stderr
+    assert memories_in(other_db) == 5
+
+
+async def test_an_import_naming_its_namespace_asks_nothing(db_dsn, other_db, tmp_path):
+    await populate(db_dsn, tmp_path)
+    path = tmp_path / "a.jsonl"
+    ok_json(cli(db_dsn, "export", "acme", "--out", str(path), "--json"))
+    result = ok_json(cli(other_db, "import", str(path), "--namespace", "acme", "--json"))
+    assert result["namespace"] == "acme" and result["created"]["memory"] == 5
 
 
 async def test_a_terminal_gets_a_progress_bar(db_dsn, tmp_path):

@@ -44,6 +44,12 @@ def fresh_token(html: str, card: str) -> str:
     return match.group(1).strip()
 
 
+def confirmed(csrf: str) -> dict[str, str]:
+    """The form of a confirmed rotate or revoke (admin/confirm.py): its CSRF token and the
+    confirmation the confirm page's button sends."""
+    return {"csrf": csrf, "confirm": "yes"}
+
+
 def act(client: httpx.Client, path: str, data: dict, headers=None) -> httpx.Response:
     """POST a dashboard action (rotate, create), which answers with a 303 to /admin
     (POST-redirect-GET), and return the page that redirect shows."""

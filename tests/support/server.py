@@ -96,7 +96,9 @@ def process_server(env_overrides: dict[str, str]):
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMHUB_")}
     env.pop("DATABASE_URL", None)
-    env.update({"MEMHUB_HOST": "127.0.0.1", "MEMHUB_PORT": str(port)})
+    # Offline unless the test says otherwise: a test never fetches the model by accident.
+    env.update({"MEMHUB_HOST": "127.0.0.1", "MEMHUB_PORT": str(port),
+                "MEMHUB_EMBED_OFFLINE": "1"})
     env.update(env_overrides)
     # stderr goes to a file, not a pipe: an unread pipe fills up and blocks the server.
     log_dir = Path(tempfile.mkdtemp(prefix="memhub-proc-"))

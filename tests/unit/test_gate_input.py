@@ -12,7 +12,20 @@ from memhub.errors import (
     TooLarge,
 )
 from memhub.storage import gate_confirm
-from memhub.storage.gate_input import check_intent, check_trigger, evaluate
+from memhub.storage.gate_input import (
+    GUIDANCE_CHARS_MAX,
+    GUIDANCE_SKILLS_MAX,
+    INTENT_TEXT_MAX,
+    OMITTED_NAMES_MAX,
+    check_intent,
+    check_trigger,
+    evaluate,
+    lookup_text,
+    select_guidance,
+)
+from memhub.storage.search import MAX_QUERY_CHARS
+from memhub.tools.gate import Intent
+from tests.support.source import ROOT
 
 INTENT = {"kind": "deploy", "tags": ["prod", "api"], "text": "Roll out the billing API"}
 
@@ -80,3 +93,41 @@ def test_a_confirmation_binds_namespace_token_tool_and_arguments():
         gate_confirm.verify(b"x" * 32, token, "acme", 7, "memory_forget", ARGS, 60)
     with pytest.raises(ConfirmationExpired):
         gate_confirm.verify(SECRET, token, "acme", 7, "memory_forget", ARGS, -1)
+
+
+def test_the_intent_text_limit_is_the_same_in_the_code_the_tool_and_the_docs():
+    said = f"1-{INTENT_TEXT_MAX} chars"
+    assert said in Intent.__metadata__[0].description
+    assert said in (ROOT / "docs" / "intent-gate.md").read_text()
+    check_intent({"text": "x" * INTENT_TEXT_MAX})
+    with pytest.raises(TooLarge):
+        check_intent({"text": "x" * (INTENT_TEXT_MAX + 1)})
+
+
+def test_the_memories_are_looked_up_by_the_texts_start_cut_between_words():
+    assert lookup_text("deploy now") == "deploy now"
+    words = "rotate " * 400
+    cut = lookup_text(words.strip())
+    assert len(cut) <= MAX_QUERY_CHARS and cut.endswith("rotate")
+    assert lookup_text("x" * 1500) == "x" * MAX_QUERY_CHARS  # one long word: cut anyway
+
+
+def skill(name: str, size: int, trigger: dict | None = None) -> dict:
+    return {"name": name, "version": 1, "guidance": "g" * size,
+            "trigger": trigger or {"contains": [{"var": "text"}, "deploy"]}}
+
+
+def test_guidance_is_whole_skills_in_name_order_within_the_count_and_character_bounds():
+    big = GUIDANCE_CHARS_MAX // 2 - 10
+    skills = [skill("a", big), skill("b", big), skill("c", big), skill("d", 10),
+              skill("e", 10, {"==": [{"var": "kind"}, "never"]})]
+    shown, omitted = select_guidance(skills, INTENT | {"text": "deploy it"})
+    assert [g["skill"] for g in shown] == ["a", "b", "d"]  # "c" does not fit, "d" does
+    assert omitted == {"count": 1, "skills": ["c"]}
+    many = [skill(f"s{i:03d}", 1) for i in range(GUIDANCE_SKILLS_MAX + OMITTED_NAMES_MAX + 5)]
+    shown, omitted = select_guidance(many, INTENT | {"text": "deploy it"})
+    assert len(shown) == GUIDANCE_SKILLS_MAX
+    assert omitted is not None and omitted["count"] == OMITTED_NAMES_MAX + 5
+    assert omitted["skills"] == [s["name"] for s in many[GUIDANCE_SKILLS_MAX:]][
+        :OMITTED_NAMES_MAX]
+    assert select_guidance(skills[:1], INTENT | {"text": "deploy"})[1] is None

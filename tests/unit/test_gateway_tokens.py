@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from memhub.gateway.body_limit import raise_mcp_transport_limit
+from memhub.gateway.body_limit import take_over_mcp_body_limit
 from memhub.gateway.rate_limit import FailedLookupLimiter
 from memhub.gateway.token_gate import TokenGate, extract_token, token_shape_check
 from memhub.logs import redact
@@ -159,9 +159,9 @@ def test_the_limiter_memory_is_bounded_however_many_addresses_and_tokens_it_sees
     assert len(limiter._buckets) == 0
 
 
-def test_the_transport_limit_is_raised_or_the_server_refuses_to_start():
+def test_the_sdks_body_limiter_is_taken_out_or_the_server_refuses_to_start():
     with pytest.raises(RuntimeError, match="MEMHUB_ARTIFACT_MAX_BYTES"):
-        raise_mcp_transport_limit(object(), 10)
+        take_over_mcp_body_limit(object())
 
 
 @pytest.mark.parametrize("text", [

@@ -20,7 +20,7 @@ LAYERS: dict[str, set[str]] = {
     "config": set(),
     "lru": set(),
     "logs": {"errors"},
-    "embedding": {"config", "lru"},
+    "embedding": {"config", "errors", "lru"},
     "storage": {"config", "errors"},
     "storage.postgres": {"config", "errors", "storage", "embedding"},
     "metrics": {"errors", "storage", "storage.postgres"},

@@ -10,27 +10,30 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any
+from typing import Any, NoReturn
 
 from psycopg.types.json import Jsonb
 
 from ....errors import Conflict, InvalidInput, NotFound, Retryable
+from ... import gate_confirm
 from ... import memory_input as mi
 from ...claims import check_claim
-from ...memory_dicts import iso, memory_dict
+from ...memory_dicts import effective_status, memory_dict, memory_now
 from ...principal import Principal, check_namespace
-from ...sanitize import Screening, screen, wrap_untrusted
+from ...sanitize import Screening, screen
 from ...work_input import json_strings
 from ..idempotency import IdempotentWrites
 from ..queries import q
 from ..rows import Conn, many, one, one_row
 from .claims import insert_claim
+from .retire_gate import RetireGate
 from .trust import Provenance, persisted
 
 logger = logging.getLogger(__name__)
 
-class MemoryStore(IdempotentWrites):
-    """Implements `MemoryBackend`; composed into `PostgresBackend` over `PgCore`."""
+class MemoryStore(RetireGate, IdempotentWrites):
+    """Implements `MemoryBackend`; composed into `PostgresBackend` over `PgCore`. A write that
+    retires memories passes the intent gate in its own transaction (retire_gate.py)."""
 
     # --- remember -------------------------------------------------------------------------
     async def remember(
@@ -52,9 +55,16 @@ class MemoryStore(IdempotentWrites):
         derived_from: list[Any] | None = None,
         client_info: str | None = None,
         claim: dict[str, Any] | None = None,
+        confirmation: str | None = None,
         questions: list[str] | None = None,
     ) -> dict[str, Any]:
         check_namespace(principal, namespace, write=True)
+        nonce = await self._confirmation_nonce(
+            principal, namespace, "memory_remember", gate_confirm.remember_arguments(
+                content=content, kind=kind, title=title, tags=tags, key=key,
+                supersedes=supersedes, client_request_id=client_request_id,
+                expires_at=expires_at, metadata=metadata, origin=origin, model=model,
+                derived_from=derived_from, claim=claim, questions=questions), confirmation)
         kind = mi.check_kind(kind)
         clean_claim = check_claim(claim)
         clean_content = mi.check_content(content, self.settings.max_content_chars)
@@ -80,6 +90,7 @@ class MemoryStore(IdempotentWrites):
                 reasons=screening.reasons,
             )
         digest = mi.content_hash(clean_content)
+        same_content = {"namespace": namespace, "content_hash": digest}
         payload = {
             "content": content, "kind": kind, "title": title, "tags": tags, "key": key,
             "supersedes": sorted(str(t) for t in targets),
@@ -94,6 +105,8 @@ class MemoryStore(IdempotentWrites):
             return await self._deduplicated(conn, principal, existing, screening)
 
         async def body(conn: Conn) -> dict[str, Any]:
+            if targets or nonce is not None:
+                await self._admit_retirement(conn, namespace, nonce)
             await conn.execute(q("memories.expire_due_in_namespace"), {"namespace": namespace})
             if expiry is not None:
                 when = await one_row(conn, "memories.is_in_past", {"ts": expiry})
@@ -105,10 +118,7 @@ class MemoryStore(IdempotentWrites):
                 await self._supersede(conn, namespace, targets, new_id)
                 await self._check_content_free(conn, namespace, digest, None)
             else:
-                existing = await one(
-                    conn, "memories.active_by_hash",
-                    {"namespace": namespace, "content_hash": digest},
-                )
+                existing = await one(conn, "memories.active_by_hash", same_content)
                 if existing is not None:
                     return await deduplicated(conn, existing)
             if clean_key is not None:
@@ -117,9 +127,11 @@ class MemoryStore(IdempotentWrites):
                 )
                 if holder is not None:
                     raise Conflict(
-                        f"key {clean_key!r} already names an ACTIVE memory",
-                        remedy="Revise that memory, or supersede it (supersedes=[its id]).",
+                        f"key {clean_key!r} already names an ACTIVE memory; nothing was written",
+                        remedy="Revise that memory (details.existing), or supersede it "
+                               "(supersedes=[details.existing_id]).",
                         existing_id=str(holder["id"]),
+                        existing=await self._now(conn, namespace, holder["id"]),
                     )
             row = await one(conn, "memories.insert_memory", {
                 "id": new_id, "namespace": namespace, "kind": kind, "title": clean_title,
@@ -132,15 +144,16 @@ class MemoryStore(IdempotentWrites):
             })
             if row is None:
                 # A concurrent identical assertion committed between our check and insert.
-                existing = await one(
-                    conn, "memories.active_by_hash",
-                    {"namespace": namespace, "content_hash": digest},
-                )
+                existing = await one(conn, "memories.active_by_hash", same_content)
                 if existing is None:
                     raise Retryable("a concurrent write retired a duplicate; retry")
                 if targets:
-                    raise Conflict("the same content is already ACTIVE",
-                                   existing_id=str(existing["id"]))
+                    raise Conflict(
+                        "the same content is already ACTIVE in another memory; nothing was "
+                        "written",
+                        remedy="Use that memory (details.existing) or reword this one.",
+                        existing_id=str(existing["id"]),
+                        existing=await self._now(conn, namespace, existing["id"]))
                 return await deduplicated(conn, existing)
             await self._record_revision(conn, row, principal.surface)
             created = memory_dict(row)
@@ -167,7 +180,7 @@ class MemoryStore(IdempotentWrites):
             return
         # Nothing is written: raising rolls the whole transaction back.
         found = {r["id"]: r for r in await many(
-            conn, "memories.states_of", {"namespace": namespace, "ids": targets})}
+            conn, "memories.now_of", {"namespace": namespace, "ids": targets})}
         missing = [str(t) for t in targets if t not in found]
         if missing:
             raise NotFound(
@@ -175,18 +188,19 @@ class MemoryStore(IdempotentWrites):
                 missing=missing,
             )
         moved_ids = {r["id"] for r in moved}
-        problems = [
-            {"id": str(t), "status": found[t]["status"],
-             "superseded_by": str(found[t]["superseded_by"]) if found[t]["superseded_by"]
-             else None}
-            for t in targets if t not in moved_ids
-        ]
         raise Conflict(
             "only ACTIVE memories can be superseded; nothing was written",
-            remedy="Re-read the memories named in details (a superseded one names its "
-                   "successor) and decide again.",
-            not_active=problems,
+            remedy="Read details.not_active (what each is now; a superseded one names its "
+                   "successor in superseded_by), decide again, and supersede what is ACTIVE.",
+            not_active=[memory_now(found[t]) for t in targets if t not in moved_ids],
         )
+
+    async def _now(self, conn: Conn, namespace: str, memory_id: Any) -> dict[str, Any] | None:
+        """What a memory is now (memory_dicts.memory_now), read in a new statement: under
+        READ COMMITTED it sees the write that won."""
+        row = await one(conn, "memories.current_revision_of",
+                        {"namespace": namespace, "id": memory_id})
+        return memory_now(row) if row is not None else None
 
     async def _check_content_free(
         self, conn: Conn, namespace: str, digest: bytes, memory_id: uuid.UUID | None
@@ -195,9 +209,10 @@ class MemoryStore(IdempotentWrites):
                            {"namespace": namespace, "content_hash": digest})
         if other is not None and other["id"] != memory_id:
             raise Conflict(
-                "the same content is already ACTIVE in another memory",
-                remedy="Use that memory (its id is in details) or reword this one.",
+                "the same content is already ACTIVE in another memory; nothing was written",
+                remedy="Use that memory (details.existing) or reword this one.",
                 existing_id=str(other["id"]),
+                existing=await self._now(conn, namespace, other["id"]),
             )
 
     async def _deduplicated(
@@ -293,7 +308,7 @@ class MemoryStore(IdempotentWrites):
                 **source.columns(),
             })
             if row is None:
-                return await self._revise_lost(conn, ids)
+                await self._revise_lost(conn, ids, expected)
             await conn.execute(q("memories.retire_current_revision"),
                                {"namespace": namespace, "memory_id": mid})
             await self._record_revision(conn, row, principal.surface)
@@ -307,40 +322,43 @@ class MemoryStore(IdempotentWrites):
             principal, namespace, request_id, "revise", payload, body
         ), await self.durable_commits())
 
-    async def _revise_lost(self, conn: Conn, ids: dict[str, Any]) -> dict[str, Any]:
+    async def _revise_lost(self, conn: Conn, ids: dict[str, Any], expected: int) -> NoReturn:
+        """Why the compare-and-set matched nothing, as an error: the memory is not ACTIVE, or
+        another write moved it past `expected`. Nothing was written either way."""
         # A new statement: under READ COMMITTED it sees the winner's committed revision.
         now = await one(conn, "memories.current_revision_of", ids)
         if now is None:
             raise NotFound(f"no memory {ids['id']} in namespace {ids['namespace']!r}")
-        if now["status"] != "ACTIVE":
-            # Not a lost race: re-reading and retrying would never succeed. Point at the
-            # successor instead.
+        if effective_status(now) != "ACTIVE":
+            # Re-reading and retrying would never succeed: point at the successor instead.
             raise Conflict(
-                f"memory is {now['status']}; only ACTIVE memories can be revised",
-                remedy="Revise its successor (superseded_by) or remember a new memory.",
-                status=now["status"],
-                superseded_by=str(now["superseded_by"]) if now["superseded_by"] else None,
-                current_revision=now["current_revision"],
+                f"memory is {effective_status(now)}; only ACTIVE memories can be revised",
+                remedy="Revise its successor (details.superseded_by) or remember a new memory.",
+                expected_revision=expected, **memory_now(now),
             )
-        return {
-            "outcome": "conflict",
-            "current_revision": now["current_revision"],
-            "current_content": wrap_untrusted(now["content"]),
-            "current_author": now["revision_author"],
-            "current_at": iso(now["revision_at"]),
-            "memory": memory_dict(now),
-        }
+        raise Conflict(
+            f"memory is at revision {now['current_revision']}, not {expected}: another write "
+            "won; nothing was written",
+            remedy="Read details (the current revision, its content, author and time), decide, "
+                   "and revise again with expected_revision = details.current_revision.",
+            expected_revision=expected, **memory_now(now),
+        )
 
     # --- forget ---------------------------------------------------------------------------
     async def forget(
-        self, principal: Principal, namespace: str, memory_id: str, reason: str
+        self, principal: Principal, namespace: str, memory_id: str, reason: str, *,
+        confirmation: str | None = None,
     ) -> dict[str, Any]:
         check_namespace(principal, namespace, write=True)
+        nonce = await self._confirmation_nonce(
+            principal, namespace, "memory_forget",
+            gate_confirm.forget_arguments(memory_id, reason), confirmation)
         mid = mi.parse_id(memory_id)
         clean_reason = mi.check_reason(reason)
         ids = {"namespace": namespace, "id": mid}
 
         async def write(conn: Conn) -> dict[str, Any]:
+            await self._admit_retirement(conn, namespace, nonce)
             row = await one(conn, "memories.forget", {**ids, "reason": clean_reason})
             if row is not None:
                 return {"outcome": "forgotten", "memory": memory_dict(row)}
@@ -348,13 +366,16 @@ class MemoryStore(IdempotentWrites):
             if now is None:
                 raise NotFound(f"no memory {mid} in namespace {namespace!r}")
             if now["status"] == "DELETED":
+                # The state asked for already holds: a success, as a retry must be.
                 return {"outcome": "already_forgotten", "memory": memory_dict(now)}
+            current = await self._now(conn, namespace, mid) or {}
             raise Conflict(
                 "a SUPERSEDED memory is already retired; it stays in the audit trail",
-                remedy="Forget its successor (superseded_by) if that is what you meant.",
-                status=now["status"], superseded_by=str(now["superseded_by"]),
+                remedy="Forget its successor (details.superseded_by) if that is what you meant.",
+                **current,
             )
 
-        # Forgetting twice is harmless (already_forgotten), so a retry is safe.
-        return persisted(await self._run(namespace, write, retry_safe=True),
+        # Forgetting twice is harmless (already_forgotten), so a retry is safe; not with a
+        # confirmation, which a commit lost in flight may have spent (UNKNOWN_OUTCOME instead).
+        return persisted(await self._run(namespace, write, retry_safe=nonce is None),
                          await self.durable_commits())

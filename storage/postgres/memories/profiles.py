@@ -118,12 +118,12 @@ class ProfileStore(IdempotentWrites):
 
 
 def _stale(namespace: str, expected: int, row: dict[str, Any] | None) -> Conflict:
-    current = row["version"] if row is not None else 0
+    now = profile_answer(namespace, row)
     return Conflict(
-        f"the profile of namespace {namespace!r} is at version {current}, not {expected}",
-        remedy="Read it again with namespace_profile, decide, and call namespace_init with "
-               "expected_version set to the version you read.",
-        current_version=current,
-        updated_by=row["updated_by"] if row is not None else None,
-        updated_at=iso(row["updated_at"]) if row is not None else None,
+        f"the profile of namespace {namespace!r} is at version {now['version']}, not "
+        f"{expected}; nothing was written",
+        remedy="Read details (the profile as it is now), decide, and call namespace_init "
+               "again with expected_version = details.current_version.",
+        current_version=now["version"], current_profile=now["profile"],
+        updated_by=now["updated_by"], updated_at=now["updated_at"],
     )

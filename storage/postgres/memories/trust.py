@@ -20,18 +20,18 @@ from psycopg.types.json import Jsonb
 
 from ....errors import Conflict, InvalidInput, NotFound, TooLarge
 from ... import memory_input as mi
-from ...memory_dicts import iso, memory_dict
+from ...memory_dicts import effective_status, iso, memory_dict, memory_now
 from ...principal import Principal, check_namespace
 from ...sanitize import sanitize_text, screen, wrap_untrusted
 from ...trust import OBSERVATION_KINDS
 from ..idempotency import IdempotentWrites
-from ..rows import Conn, many, one
+from ..rows import Conn, many, one, one_row
 
 OBSERVATION_TEXT_MAX = 2000
 OBSERVATION_REFS_MAX = 20
 DUE_LIMIT_MAX = 200
-# Outcomes whose state is what the answer says it is, once committed. A lost compare-and-set
-# ("conflict") wrote nothing.
+# Outcomes whose state is what the answer says it is, once committed (a write that did not
+# apply is an error, never an answer).
 _WRITTEN = frozenset({"created", "deduplicated", "revised", "forgotten", "already_forgotten",
                       "verified", "logged"})
 
@@ -140,12 +140,11 @@ class TrustStore(IdempotentWrites):
             if row is None:
                 raise NotFound(f"no memory {ids['id']} in namespace {namespace!r}")
             if row["status"] != "ACTIVE" or row["past_expiry"]:
+                now = await one_row(conn, "memories.current_revision_of", ids)
                 raise Conflict(
-                    f"memory is {'EXPIRED' if row['past_expiry'] else row['status']}; only "
-                    "ACTIVE memories are verified",
-                    remedy="Verify its successor (superseded_by), or remember it anew.",
-                    status=row["status"],
-                    superseded_by=str(row["superseded_by"]) if row["superseded_by"] else None)
+                    f"memory is {effective_status(row)}; only ACTIVE memories are verified",
+                    remedy="Verify its successor (details.superseded_by), or remember it anew.",
+                    **memory_now(now))
             done = await one(conn, "trust.insert_verification", {
                 "namespace": namespace, "memory_id": ids["id"],
                 "revision": row["current_revision"], "verified_by": principal.surface})

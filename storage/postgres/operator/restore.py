@@ -14,6 +14,11 @@ times are kept as the file has them; `memhub_app` asking the same is ignored. Th
 is still confined to the target namespace by row-level security (forced on the owner too,
 unless it is a superuser) and every statement names it.
 
+Beyond each record's own checks: every blob's bytes are hashed and counted, even when this
+database holds that content already (restore_blobs.py says why), and every derived_from entry
+must name a record of the target namespace (the file's included), as memory_remember
+requires.
+
 A record a purge removed from the target namespace (its tombstone, migration 0023) is never
 brought back: the import is refused (CONFLICT) and names it.
 
@@ -38,7 +43,7 @@ import psycopg
 from psycopg import errors as pg
 from psycopg.rows import dict_row
 
-from ....errors import Conflict, Forbidden, InvalidInput, MemhubError
+from ....errors import Conflict, Forbidden, InvalidInput, MemhubError, NotFound
 from ...transfer_format import DAMAGED, Remap, Scan, records
 from ...transfer_records import (
     artifact_record,
@@ -48,17 +53,15 @@ from ...transfer_records import (
     check_memory,
     check_profile_record,
     check_session,
-    check_sha,
-    chunk_bytes,
     event_record,
     handoff_record,
     session_record,
 )
-from ...work_input import CHUNK_SIZE
 from ..errors import translate
 from ..memories.profiles import restore_profile
 from ..queries import q
-from ..rows import Conn, many, one, one_row
+from ..rows import Conn, many, one_row
+from .restore_blobs import BlobRestore
 from .restore_rows import insert_row, memory_rows
 from .transfer import memory_records
 
@@ -86,10 +89,11 @@ class _Restore:
         self.pending: dict[str, list[dict[str, Any]]] = {k: [] for k in KINDS}
         self.created = dict.fromkeys(KINDS, 0)
         self.unchanged = dict.fromkeys(KINDS, 0)
-        self.blobs = {"stored": 0, "present": 0}
+        self.blobs = BlobRestore(conn)
         self.session: dict[str, Any] | None = None
-        self.blob: dict[str, Any] | None = None
-        self.blob_sizes: dict[str, int] = {}
+        # (line, memory id, derived_from) of each memory naming a source: checked once every
+        # record of the file is written, so an entry may name one that comes later.
+        self.sources: list[tuple[int, str, list[dict[str, str]]]] = []
 
     # --- records --------------------------------------------------------------------------
     def check(self, rec: dict[str, Any]) -> dict[str, Any] | None:
@@ -113,7 +117,7 @@ class _Restore:
             return record
         if kind == "artifact":
             record = check_artifact(rec, self.remap)
-            if self.blob_sizes.get(record["sha256"]) != record["size"]:
+            if self.blobs.sizes.get(record["sha256"]) != record["size"]:
                 raise InvalidInput("an artifact follows its content's blob and has its size",
                                    remedy=DAMAGED)
             return record
@@ -123,17 +127,19 @@ class _Restore:
         kind = rec["record"]
         try:
             if kind != "blob_chunk":
-                await self._end_blob()
+                await self.blobs.end()
             if kind == "blob":
-                await self._begin_blob(rec)
+                await self.blobs.begin(rec)
             elif kind == "blob_chunk":
-                await self._blob_chunk(rec)
+                await self.blobs.chunk(rec)
             elif kind == "profile":
                 made = await restore_profile(self.conn, self.ns, check_profile_record(rec))
                 (self.created if made else self.unchanged)["profile"] += 1
             else:
                 record = self.check(rec)
                 assert record is not None
+                if kind == "memory" and record["derived_from"]:
+                    self.sources.append((number, record["id"], record["derived_from"]))
                 self.pending[kind].append(record)
         except MemhubError as err:
             raise type(err)(f"line {number}: {err.message}", remedy=err.remedy,
@@ -142,9 +148,31 @@ class _Restore:
             await self.flush()
 
     async def finish(self) -> None:
-        await self._end_blob()
+        await self.blobs.end()
         self._close_session()
         await self.flush()
+        await self._check_sources()
+
+    async def _check_sources(self) -> None:
+        """Every derived_from entry names a record of the target namespace, the file's now
+        written with it, as memory_remember checks it: NOT_FOUND names the first memory that
+        names anything else (another namespace's record, or nothing)."""
+        if not self.sources:
+            return
+        entries = [d for _, _, refs in self.sources for d in refs]
+        missing = {(m["type"], str(m["id"])) for m in await many(
+            self.conn, "trust.missing_sources", {
+                "namespace": self.ns, "types": [d["type"] for d in entries],
+                "ids": [d["id"] for d in entries]})}
+        for number, memory_id, refs in self.sources:
+            if absent := [d for d in refs if (d["type"], d["id"]) in missing]:
+                raise NotFound(
+                    f"line {number}: memory {memory_id}'s derived_from names records that are "
+                    f"neither in the file nor in namespace {self.ns!r}",
+                    remedy="Nothing was imported. derived_from names only records of the "
+                           "namespace, as memory_remember requires: remove the entries from "
+                           "the file, or import the records they name first.",
+                    line=number, field="derived_from", missing=absent[:20])
 
     def _close_session(self) -> None:
         if self.session is not None and self.session["seen"] != self.session["next_seq"]:
@@ -152,54 +180,6 @@ class _Restore:
                                f"{self.session['next_seq']} events but the file holds "
                                f"{self.session['seen']}", remedy=DAMAGED)
         self.session = None
-
-    # --- artifact bytes -------------------------------------------------------------------
-    async def _begin_blob(self, rec: dict[str, Any]) -> None:
-        sha = bytes.fromhex(check_sha(rec))
-        size = rec.get("size")
-        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-            raise InvalidInput("a blob's size must be an integer >= 0", remedy=DAMAGED)
-        begun = await one(self.conn, "artifacts.begin",
-                          {"sha": sha, "size": size, "chunk": CHUNK_SIZE})
-        self.blob = {"sha": sha, "size": size, "upload": bool(begun and begun["upload"]),
-                     "buffer": bytearray(), "idx": 0, "received": 0}
-
-    async def _blob_chunk(self, rec: dict[str, Any]) -> None:
-        blob = self.blob
-        if blob is None or check_sha(rec) != blob["sha"].hex() \
-                or rec.get("offset") != blob["received"]:
-            raise InvalidInput("a blob's chunks follow it, each at the offset where the last "
-                               "ended", remedy=DAMAGED)
-        data = chunk_bytes(rec)
-        blob["received"] += len(data)
-        if not blob["upload"]:
-            return  # already stored here: content-addressed, the same bytes
-        blob["buffer"] += data
-        # Stored in the database's own chunk size, whatever the file's.
-        while len(blob["buffer"]) >= CHUNK_SIZE:
-            await self._put_chunk(blob, bytes(blob["buffer"][:CHUNK_SIZE]))
-            del blob["buffer"][:CHUNK_SIZE]
-
-    async def _put_chunk(self, blob: dict[str, Any], data: bytes) -> None:
-        await one(self.conn, "artifacts.chunk_put",
-                  {"sha": blob["sha"], "idx": blob["idx"], "data": data})
-        blob["idx"] += 1
-
-    async def _end_blob(self) -> None:
-        blob, self.blob = self.blob, None
-        if blob is None:
-            return
-        if blob["received"] != blob["size"]:
-            raise InvalidInput(f"blob {blob['sha'].hex()} holds {blob['received']} bytes, "
-                               f"not {blob['size']}", remedy=DAMAGED)
-        self.blob_sizes[blob["sha"].hex()] = blob["size"]
-        if not blob["upload"]:
-            self.blobs["present"] += 1
-            return
-        if blob["buffer"]:
-            await self._put_chunk(blob, bytes(blob["buffer"]))
-        await one(self.conn, "artifacts.finish", {"sha": blob["sha"]})  # re-hashes the bytes
-        self.blobs["stored"] += 1
 
     # --- writing --------------------------------------------------------------------------
     async def flush(self) -> None:
@@ -343,5 +323,5 @@ async def import_file(dsn: str, path: Path, plan: Scan, *, namespace: str | None
         raise _refusal(exc, committing) from exc
     return {"namespace": target, "source_namespace": plan.namespace,
             "renamed": remap.renamed, "created": restore.created,
-            "unchanged": restore.unchanged, "blobs": restore.blobs,
+            "unchanged": restore.unchanged, "blobs": restore.blobs.counts,
             "embeddings_queued": len(queued)}

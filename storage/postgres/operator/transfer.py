@@ -151,9 +151,21 @@ def _group(rows: list[dict[str, Any]], key: str) -> dict[Any, list[dict[str, Any
 
 async def memory_records(conn: Conn, namespace: str,
                          rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The file records of these `memories` rows (their revisions and corroborations read)."""
+    """The file records of these `memories` rows (their revisions and corroborations read).
+
+    A derived_from entry naming a record the namespace no longer holds (a purge removed it)
+    is left out: an import checks every entry as memory_remember does, and would refuse it."""
     ids = [r["id"] for r in rows]
     params = {"namespace": namespace, "ids": ids}
+    sources = [d for r in rows for d in r["derived_from"]]
+    if sources:
+        gone = {(m["type"], str(m["id"])) for m in await many(conn, "trust.missing_sources", {
+            "namespace": namespace, "types": [d["type"] for d in sources],
+            "ids": [d["id"] for d in sources]})}
+        if gone:
+            rows = [{**r, "derived_from": [d for d in r["derived_from"]
+                                           if (d["type"], d["id"]) not in gone]}
+                    for r in rows]
     revisions = _group(await many(conn, "transfer.revisions_of", params), "memory_id")
     corroborations = _group(await many(conn, "transfer.corroborations_of", params),
                             "memory_id")

@@ -238,12 +238,16 @@ class EmbeddingWorker:
                 pass
 
     async def _run(self) -> None:
-        while not self.embedder.wait(0):
-            await asyncio.sleep(0.05)
-        if not self.embedder.ready:
-            # Jobs stay queued (no attempts burned): a restart with the model embeds them.
-            logger.warning("embedding worker idle: no model", extra=self.embedder.status())
-            return
+        idle = False
+        while not self.embedder.ready:
+            if not idle and self.embedder.wait(0):
+                # Jobs stay queued (no attempts burned): the model, once fetched or imported
+                # (or after a restart with one), embeds them.
+                logger.warning("embedding worker idle: no model",
+                               extra={"state": self.embedder.state})
+                idle = True
+            # Quick while the model loads (a few seconds), slow while it is fetched or absent.
+            await asyncio.sleep(0.05 if self.embedder.state == "loading" else 1.0)
         delay = 0.5
         requeued = False
         while True:

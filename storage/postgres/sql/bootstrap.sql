@@ -47,3 +47,28 @@ SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending,
                 0)::float8 AS oldest_pending_seconds
   FROM embedding_jobs
  WHERE namespace = %(namespace)s;
+
+-- name: overview_changes
+-- A token's first bootstrap: the changes of each kind the feed keeps below %(horizon)s, the
+-- position its cursor starts from (read by `changes.head` just before, in the same
+-- transaction: every transaction below it has ended, so this statement sees all of them).
+SELECT what, count(*)::int AS n
+  FROM change_feed
+ WHERE namespace = %(namespace)s AND xid < %(horizon)s::xid8
+ GROUP BY what
+ ORDER BY what;
+
+-- name: overview_newest_changes
+SELECT *
+  FROM change_feed
+ WHERE namespace = %(namespace)s AND xid < %(horizon)s::xid8
+ ORDER BY xid DESC, id DESC
+ LIMIT %(limit)s;
+
+-- name: overview_memories
+-- Live memories by kind, as memory_list shows them by default (quarantined ones left out).
+SELECT kind, count(*)::int AS n
+  FROM live_memories
+ WHERE namespace = %(namespace)s AND NOT quarantined
+ GROUP BY kind
+ ORDER BY kind;

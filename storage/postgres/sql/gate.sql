@@ -7,10 +7,34 @@ SELECT COALESCE(profile ->> 'intent_gate', 'off') AS intent_gate, version
  WHERE namespace = %(namespace)s;
 
 -- name: skills
+-- The skills an intent is checked against: in name order, as many as fit both of the
+-- namespace's limits (all of them, unless the namespace held more before the limits existed).
 SELECT name, trigger, guidance, version, updated_at
-  FROM gate_skills
- WHERE namespace = %(namespace)s
+  FROM (SELECT s.name, s.trigger, s.guidance, s.version, s.updated_at,
+               count(*) OVER running AS n,
+               sum(octet_length(s.trigger::text)) OVER running AS bytes
+          FROM gate_skills s
+         WHERE s.namespace = %(namespace)s
+        WINDOW running AS (ORDER BY s.name)) upto
+ WHERE n <= %(limit)s AND bytes <= %(bytes)s
  ORDER BY name;
+
+-- name: lock_skills
+-- Serialises the skill definitions of one namespace until COMMIT, so the count below is the
+-- one the insert sees (the key is the namespace's, in a space of its own).
+SELECT pg_advisory_xact_lock(hashtextextended('memhub.gate_skills:' || %(namespace)s, 0));
+
+-- name: skills_beside
+-- What a definition of the named skill with %(trigger)s would leave the namespace holding:
+-- how many other skills and their triggers' bytes, and the bytes of this one, before and after.
+SELECT count(*) FILTER (WHERE name <> %(name)s) AS others,
+       coalesce(sum(octet_length(trigger::text)) FILTER (WHERE name <> %(name)s), 0)
+           AS others_bytes,
+       coalesce(sum(octet_length(trigger::text)) FILTER (WHERE name = %(name)s), 0) AS bytes_now,
+       octet_length(%(trigger)s::jsonb::text) AS bytes,
+       coalesce(bool_or(name = %(name)s), false) AS exists
+  FROM gate_skills
+ WHERE namespace = %(namespace)s;
 
 -- name: upsert_skill
 -- A redefinition bumps the version only when the trigger or guidance changed.
@@ -23,8 +47,27 @@ ON CONFLICT (namespace, name) DO UPDATE
        IS DISTINCT FROM (EXCLUDED.trigger, EXCLUDED.guidance)
 RETURNING name, trigger, guidance, version, updated_by, updated_at, (xmax = 0) AS inserted;
 
--- name: skill
-SELECT name, trigger, guidance, version, updated_by, updated_at
+-- name: insert_skill
+-- skill_define with expected_version 0: only a skill not defined yet is created.
+INSERT INTO gate_skills (namespace, name, trigger, guidance, updated_by)
+VALUES (%(namespace)s, %(name)s, %(trigger)s, %(guidance)s, %(updated_by)s)
+ON CONFLICT (namespace, name) DO NOTHING
+RETURNING name, trigger, guidance, version, updated_by, updated_at, true AS inserted;
+
+-- name: update_skill_cas
+-- skill_define with expected_version N: the compare-and-set, in one statement (a writer
+-- blocked on the row re-checks the version once the other commits, and matches nothing).
+UPDATE gate_skills
+   SET trigger = %(trigger)s, guidance = %(guidance)s, version = version + 1,
+       updated_by = %(updated_by)s, updated_at = now()
+ WHERE namespace = %(namespace)s AND name = %(name)s AND version = %(expected)s
+   AND (trigger, guidance) IS DISTINCT FROM (%(trigger)s::jsonb, %(guidance)s::text)
+RETURNING name, trigger, guidance, version, updated_by, updated_at, false AS inserted;
+
+-- name: skill_now
+-- The skill as it is now, and whether it already says what this definition says.
+SELECT name, trigger, guidance, version, updated_by, updated_at,
+       (trigger, guidance) IS NOT DISTINCT FROM (%(trigger)s::jsonb, %(guidance)s::text) AS same
   FROM gate_skills
  WHERE namespace = %(namespace)s AND name = %(name)s;
 

@@ -38,9 +38,14 @@ UPDATE memories SET status = 'SUPERSEDED', superseded_by = %(new_id)s
  WHERE namespace = %(namespace)s AND id = ANY(%(ids)s) AND status = 'ACTIVE'
 RETURNING id;
 
--- name: states_of
-SELECT id, status, superseded_by FROM memories
- WHERE namespace = %(namespace)s AND id = ANY(%(ids)s);
+-- name: now_of
+-- What the named memories are now, with their current revision's author and time: the details
+-- of a write that did not apply (storage/memory_dicts.memory_now).
+SELECT m.*, (m.status = 'ACTIVE' AND m.expires_at <= now()) IS TRUE AS past_expiry,
+       r.author_client AS revision_author, r.created_at AS revision_at
+  FROM memories m
+  JOIN memory_revisions r ON r.memory_id = m.id AND r.is_current
+ WHERE m.namespace = %(namespace)s AND m.id = ANY(%(ids)s);
 
 -- name: insert_memory
 -- ON CONFLICT on the ACTIVE-content index only: a concurrent identical assertion becomes a
@@ -120,7 +125,8 @@ UPDATE memories
 RETURNING *;
 
 -- name: current_revision_of
-SELECT m.*, r.author_client AS revision_author, r.created_at AS revision_at
+SELECT m.*, (m.status = 'ACTIVE' AND m.expires_at <= now()) IS TRUE AS past_expiry,
+       r.author_client AS revision_author, r.created_at AS revision_at
   FROM memories m
   JOIN memory_revisions r ON r.memory_id = m.id AND r.is_current
  WHERE m.namespace = %(namespace)s AND m.id = %(id)s;

@@ -9,12 +9,12 @@ functions that re-hash uploads and refuse reads of content no visible namespace 
 from __future__ import annotations
 
 import base64
-import hashlib
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from ....errors import InvalidInput, NotFound, TooLarge
+from ...artifact_bytes import ArtifactBytes
 from ...cursors import decode_cursor, keyset_page
 from ...memory_dicts import iso
 from ...principal import Principal, check_namespace
@@ -65,20 +65,23 @@ def check_media_type(value: Any) -> str:
 
 class ArtifactStore(PgCore):
     async def artifact_put(
-        self, principal: Principal, namespace: str, *, name: str, content: bytes,
-        media_type: str,
+        self, principal: Principal, namespace: str, *, name: str,
+        content: bytes | ArtifactBytes, media_type: str,
     ) -> dict[str, Any]:
         check_namespace(principal, namespace, write=True)
         cap = self.settings.artifact_max_bytes
-        if len(content) > cap:
+        if isinstance(content, bytes):
+            content = ArtifactBytes.of(content)
+        if content.size > cap:
             raise TooLarge(f"artifact is larger than {cap} bytes", max_bytes=cap)
         name = text_field(name, "name", max_chars=ARTIFACT_NAME_MAX)
         media_type = check_media_type(media_type)
-        sha = hashlib.sha256(content).digest()
-        size = len(content)
+        sha, size = content.sha256, content.size
 
-        chunks = [{"sha": sha, "idx": i, "data": content[off:off + CHUNK_SIZE]}
-                  for i, off in enumerate(range(0, size, CHUNK_SIZE))]
+        def chunks() -> Iterator[dict[str, Any]]:
+            # Made as the driver sends them (it takes any iterable), never all at once.
+            for i, data in enumerate(content.chunks()):
+                yield {"sha": sha, "idx": i, "data": data}
 
         async def put(conn: Conn) -> dict[str, Any]:
             # The answer depends on this namespace alone: whether the global blob already
@@ -89,13 +92,13 @@ class ArtifactStore(PgCore):
                                                         "chunk": CHUNK_SIZE})
             async with conn.cursor() as cur:
                 if begun and begun["upload"]:
-                    await cur.executemany(q("artifacts.chunk_put"), chunks)
+                    await cur.executemany(q("artifacts.chunk_put"), chunks())
                     await conn.execute(q("artifacts.finish"), {"sha": sha})
                 elif held is None:
                     # Stored for another namespace: send and hash the bytes anyway, as an
                     # upload would, so a large put does not answer faster when someone
                     # else already holds the file.
-                    await cur.executemany(q("artifacts.hash_chunk"), chunks)
+                    await cur.executemany(q("artifacts.hash_chunk"), chunks())
             row = await one(conn, "artifacts.insert_ref", {
                 "namespace": namespace, "sha": sha, "name": name, "media_type": media_type,
                 "size": size, "author": principal.surface,

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...bootstrap import HANDOFFS_SHOWN_MAX
+from ...bootstrap import HANDOFFS_SHOWN_MAX, OVERVIEW_RECENT_MAX
+from ...changes import FeedPosition, encode_feed_cursor
 from ...memory_dicts import iso
 from ...principal import Principal, check_namespace
 from ...sanitize import wrap_untrusted
 from ...search import check_int
 from ..core import PgCore
+from ..memories.changes import change_dict
 from ..queries import q
-from ..rows import Conn, many, one
+from ..rows import Conn, many, one, one_row
 
 PREVIEW_CHARS = 300  # of a handoff's body: enough to decide whether to load it
 
@@ -66,6 +68,25 @@ class BootstrapStore(PgCore):
             row = await one(conn, "bootstrap.embedding_backlog", {"namespace": namespace})
             assert row is not None  # an aggregate
             return dict(row)
+
+        return await self._run(namespace, read, retry_safe=True)
+
+    async def bootstrap_overview(self, principal: Principal, namespace: str, *,
+                                 recent: int = 10) -> dict[str, Any]:
+        check_namespace(principal, namespace, write=False)
+        recent = check_int(recent, "recent", 0, OVERVIEW_RECENT_MAX)
+
+        async def read(conn: Conn) -> dict[str, Any]:
+            horizon = (await one_row(conn, "changes.head", {}))["horizon"]
+            below = {"namespace": namespace, "horizon": horizon}
+            counts = await many(conn, "bootstrap.overview_changes", below)
+            newest = await many(conn, "bootstrap.overview_newest_changes",
+                                {**below, "limit": recent})
+            kinds = await many(conn, "bootstrap.overview_memories", {"namespace": namespace})
+            return {"cursor": encode_feed_cursor(namespace, FeedPosition(int(horizon), 0)),
+                    "counts": {r["what"]: r["n"] for r in counts},
+                    "recent": [change_dict(r) for r in reversed(newest)],
+                    "active_memories": {r["kind"]: r["n"] for r in kinds}}
 
         return await self._run(namespace, read, retry_safe=True)
 

@@ -1,12 +1,15 @@
 """`GateStore`: the intent gate on PostgreSQL (a PostgresBackend mixin over `RecallStore`;
 migration 0033, docs/intent-gate.md).
 
-Two-phase writes. `gate_hold` runs before a supersede or forget: in a namespace whose profile
-has `intent_gate: "on"`, a call without `confirmation` writes nothing and answers a preview
-with a signed, short-lived token bound to the exact arguments (storage/gate_confirm.py); the
-call that brings it back spends the token's nonce (its own transaction, committed before the
-write: a write that then fails needs a new preview, but no token ever applies twice) and goes
-ahead. Namespaces with the gate off never see any of it.
+Two-phase writes. `gate_preview` runs before a supersede or forget: in a namespace whose
+profile has `intent_gate: "on"`, a call without `confirmation` writes nothing and answers a
+preview with a signed, short-lived token bound to the exact arguments (storage/gate_confirm.py).
+The write that brings it back verifies it and spends its nonce in its own transaction
+(storage/postgres/memories/retire_gate.py), which is also where a retiring write without one is
+refused, whoever calls it. Namespaces with the gate off never see any of it.
+
+Skills are bounded per namespace (gate_input.SKILLS_MAX), and so is what intent_open returns of
+their guidance (gate_input.select_guidance).
 """
 
 from __future__ import annotations
@@ -17,23 +20,28 @@ from typing import TYPE_CHECKING, Any
 from psycopg.types.json import Jsonb
 
 from ....config import Settings
-from ....errors import ConfirmationUsed, Conflict, InvalidInput, NotFound
+from ....errors import Conflict, InvalidInput, NotFound, QuotaExceeded
 from ... import gate_confirm
 from ... import memory_input as mi
 from ...gate_input import (
+    SKILLS_MAX,
+    TRIGGERS_BYTES_MAX,
     check_guidance,
     check_intent,
     check_outcome,
     check_skill_name,
+    check_skill_version,
     check_trigger,
-    evaluate,
+    lookup_text,
+    select_guidance,
 )
 from ...memory_dicts import iso
 from ...principal import Principal, check_namespace
 from ..idempotency import IdempotentWrites
+from ..memories.retire_gate import RetireGate
+from ..queries import q
 from ..retrieval.recall import RecallStore
 from ..rows import Conn, many, one, one_row
-from ..server_secrets import ServerSecrets
 from .gate_cache import GateCache, GateEntry
 
 if TYPE_CHECKING:
@@ -57,15 +65,14 @@ def _skill(row: dict[str, Any]) -> dict[str, Any]:
             "version": row["version"], "updated_at": iso(row["updated_at"])}
 
 
-class GateStore(RecallStore, ServerSecrets, IdempotentWrites):
+class GateStore(RecallStore, RetireGate, IdempotentWrites):
     """Implements `GateBackend`: intent_open reads through `recall`, confirmations are signed
-    with a server secret."""
+    with the key the retiring writes check them with (RetireGate)."""
 
     def __init__(self, settings: Settings, dsn: str, *, embedder: Embedder | None = None
                  ) -> None:
         super().__init__(settings, dsn, embedder=embedder)
         self._gate_cache_made: GateCache | None = None
-        self._gate_secret_value: bytes | None = None
 
     @property
     def _gate_cache(self) -> GateCache:
@@ -85,7 +92,10 @@ class GateStore(RecallStore, ServerSecrets, IdempotentWrites):
         async def load() -> GateEntry:
             async def read(conn: Conn) -> GateEntry:
                 profile = await one(conn, "gate.gate_profile", {"namespace": namespace})
-                skills = await many(conn, "gate.skills", {"namespace": namespace})
+                # Within the limits: a namespace that held more before they existed has its
+                # first skills by name applied, never an unbounded amount of work per call.
+                skills = await many(conn, "gate.skills", {
+                    "namespace": namespace, "limit": SKILLS_MAX, "bytes": TRIGGERS_BYTES_MAX})
                 return GateEntry(
                     gate_on=bool(profile and profile["intent_gate"] == "on"),
                     profile_version=profile["version"] if profile else 0,
@@ -93,27 +103,13 @@ class GateStore(RecallStore, ServerSecrets, IdempotentWrites):
             return await self._run(namespace, read, retry_safe=True)
         return await self._gate_cache.get(namespace, load)
 
-    async def _gate_secret(self) -> bytes:
-        if self._gate_secret_value is None:
-            self._gate_secret_value = await self.admin_secret(gate_confirm.SECRET_NAME)
-        return self._gate_secret_value
-
     # --- two-phase writes -----------------------------------------------------------------
-    async def gate_hold(self, principal: Principal, namespace: str, tool: str,
-                        arguments: dict[str, Any], confirmation: str | None, *,
-                        targets: list[str]) -> dict[str, Any] | None:
+    async def gate_preview(self, principal: Principal, namespace: str, tool: str,
+                           arguments: dict[str, Any], *, targets: list[str],
+                           fresh: bool = False) -> dict[str, Any] | None:
         check_namespace(principal, namespace, write=True)
-        ttl = self.settings.gate_confirm_ttl_seconds
-        if confirmation is not None:
-            nonce = gate_confirm.verify(await self._gate_secret(), confirmation, namespace,
-                                        principal.token_id, tool, arguments, ttl)
-
-            async def spend(conn: Conn) -> dict[str, Any] | None:
-                return await one(conn, "gate.spend_nonce", {"namespace": namespace,
-                                                            "nonce": nonce})
-            if await self._run(namespace, spend, retry_safe=False) is None:
-                raise ConfirmationUsed("this confirmation was already used; nothing was written")
-            return None
+        if fresh:
+            self._gate_cache.invalidate(namespace)
         if not (await self._gate_entry(namespace)).gate_on:
             return None
         ids = ([mi.parse_id(t) for t in targets] if tool == "memory_forget"
@@ -139,7 +135,7 @@ class GateStore(RecallStore, ServerSecrets, IdempotentWrites):
             "dependents": [_fresh(r) for r in deps],
             "confirmation": gate_confirm.issue(await self._gate_secret(), namespace,
                                                principal.token_id, tool, arguments),
-            "expires_in_seconds": ttl,
+            "expires_in_seconds": self.settings.gate_confirm_ttl_seconds,
             "verified_persisted": False,
         }
 
@@ -151,23 +147,27 @@ class GateStore(RecallStore, ServerSecrets, IdempotentWrites):
         if isinstance(limit, bool) or not isinstance(limit, int) \
                 or not 1 <= limit <= INTENT_LIMIT_MAX:
             raise InvalidInput(f"limit must be 1-{INTENT_LIMIT_MAX}", field="limit")
-        found = await self.recall(principal, namespace, clean["text"],
-                                  limit=limit)
+        lookup = lookup_text(clean["text"])
+        found = await self.recall(principal, namespace, lookup, limit=limit)
         entry = await self._gate_entry(namespace)
-        guidance = [{"skill": s["name"], "version": s["version"], "guidance": s["guidance"]}
-                    for s in entry.skills if evaluate(s["trigger"], clean)]
+        guidance, omitted = select_guidance(entry.skills, clean)
 
         async def write(conn: Conn) -> dict[str, Any]:
             return await one_row(conn, "gate.insert_intent", {
                 "namespace": namespace, **clean, "opened_by": principal.surface})
 
         row = await self._run(namespace, write, retry_safe=False)
-        return {
+        answer = {
             "intent_id": str(row["id"]), "opened_at": iso(row["opened_at"]),
             "memories": [r for r in found["results"] if r["memory"]["status"] == "ACTIVE"],
             "answered": found["answered"], "degraded": found["degraded"],
             "guidance": guidance, "intent_gate": "on" if entry.gate_on else "off",
         }
+        if omitted is not None:
+            answer["guidance_omitted"] = omitted
+        if len(lookup) < len(clean["text"]):
+            answer["lookup_chars"] = len(lookup)
+        return answer
 
     async def gate_close_outcome(self, principal: Principal, namespace: str, intent_id: str,
                                  outcome: str, *,
@@ -185,8 +185,10 @@ class GateStore(RecallStore, ServerSecrets, IdempotentWrites):
                 now = await one(conn, "gate.intent", ids)
                 if now is None:
                     raise NotFound(f"no intent {iid} in namespace {namespace!r}")
-                raise Conflict("this intent already has an outcome; it is recorded once",
-                               remedy="Open a new intent for a new attempt.",
+                raise Conflict("this intent already has an outcome, recorded once; nothing "
+                               "was written",
+                               remedy="Read details (the outcome recorded, by whom and when); "
+                                      "open a new intent for a new attempt.",
                                **_intent(now))
             return {"outcome": "closed", "intent": _intent(row)}
 
@@ -195,27 +197,60 @@ class GateStore(RecallStore, ServerSecrets, IdempotentWrites):
 
     # --- skills ---------------------------------------------------------------------------
     async def skill_define(self, principal: Principal, namespace: str, name: str,
-                           trigger: Any, guidance: str) -> dict[str, Any]:
+                           trigger: Any, guidance: str, *,
+                           expected_version: int | None = None) -> dict[str, Any]:
         check_namespace(principal, namespace, write=True)
         clean_name = check_skill_name(name)
         rule = check_trigger(trigger)
         text = check_guidance(guidance)
+        expected = check_skill_version(expected_version)
+        params = {"namespace": namespace, "name": clean_name, "trigger": Jsonb(rule),
+                  "guidance": text, "updated_by": principal.surface, "expected": expected}
+        block = {None: "gate.upsert_skill", 0: "gate.insert_skill"}.get(expected,
+                                                                        "gate.update_skill_cas")
 
         async def write(conn: Conn) -> dict[str, Any]:
-            row = await one(conn, "gate.upsert_skill", {
-                "namespace": namespace, "name": clean_name, "trigger": Jsonb(rule),
-                "guidance": text, "updated_by": principal.surface})
-            if row is None:
-                row = await one_row(conn, "gate.skill", {"namespace": namespace,
-                                                         "name": clean_name})
-                return {"outcome": "unchanged", "skill": _skill(row)}
-            return {"outcome": "created" if row["inserted"] else "updated",
-                    "skill": _skill(row)}
+            # Held to COMMIT: two new skills cannot both take the namespace's last place.
+            await conn.execute(q("gate.lock_skills"), {"namespace": namespace})
+            _check_room(namespace, await one_row(conn, "gate.skills_beside", {
+                "namespace": namespace, "name": clean_name, "trigger": Jsonb(rule)}))
+            row = await one(conn, block, params)
+            if row is not None:
+                return {"outcome": "created" if row["inserted"] else "updated",
+                        "skill": _skill(row)}
+            now = await one(conn, "gate.skill_now", params)
+            # Checked before the version: a retry of a definition that did commit finds it
+            # there, one version on, and is told "unchanged" rather than CONFLICT.
+            if now is not None and (now["same"] or expected is None):
+                return {"outcome": "unchanged", "skill": _skill(now)}
+            version = now["version"] if now is not None else 0
+            raise Conflict(
+                f"skill {clean_name!r} is at version {version}, not {expected}; nothing was "
+                "written",
+                remedy="Read details (the skill as it is now), decide, and define it again "
+                       "with expected_version = details.current_version.",
+                name=clean_name, current_version=version,
+                **({"current_trigger": now["trigger"], "current_guidance": now["guidance"],
+                    "updated_by": now["updated_by"], "updated_at": iso(now["updated_at"])}
+                   if now is not None else {}))
 
         result = await self._run(namespace, write, retry_safe=True)
         # This process need not wait for its own NOTIFY.
         self._gate_cache.invalidate(namespace)
         return result
+
+    async def skill_get(self, principal: Principal, namespace: str,
+                        name: str) -> dict[str, Any]:
+        check_namespace(principal, namespace, write=False)
+        clean_name = check_skill_name(name)
+
+        async def read(conn: Conn) -> dict[str, Any] | None:
+            return await one(conn, "gate.skill", {"namespace": namespace, "name": clean_name})
+
+        row = await self._run(namespace, read, retry_safe=True)
+        if row is None:
+            raise NotFound(f"no skill {clean_name!r} in namespace {namespace!r}")
+        return {"skill": _skill(row)}
 
     async def gate_cache_status(self, principal: Principal, namespace: str) -> dict[str, Any]:
         check_namespace(principal, namespace, write=False)
@@ -236,6 +271,25 @@ class GateStore(RecallStore, ServerSecrets, IdempotentWrites):
                 "age_seconds": round(time.monotonic() - entry.loaded_mono, 3),
             })
         return out
+
+
+def _check_room(namespace: str, held: dict[str, Any]) -> None:
+    """QUOTA_EXCEEDED when the definition would take the namespace past a limit: a new skill
+    past SKILLS_MAX, or triggers that would total more than TRIGGERS_BYTES_MAX (a trigger that
+    does not grow is always accepted, so a namespace over the limits can still be edited)."""
+    if not held["exists"] and held["others"] >= SKILLS_MAX:
+        raise QuotaExceeded(
+            f"namespace {namespace!r} holds {SKILLS_MAX} skills, the most it may; nothing was "
+            "stored", field="name", limit=SKILLS_MAX,
+            remedy="Update an existing skill instead (skill_define with its name): one "
+                   "trigger can cover several cases with or / contains.")
+    if held["bytes"] > held["bytes_now"] \
+            and held["others_bytes"] + held["bytes"] > TRIGGERS_BYTES_MAX:
+        raise QuotaExceeded(
+            f"the namespace's triggers would total {held['others_bytes'] + held['bytes']} "
+            f"bytes, over its {TRIGGERS_BYTES_MAX}; nothing was stored", field="trigger",
+            limit=TRIGGERS_BYTES_MAX,
+            remedy="Use a shorter trigger, or shorten or merge other skills' triggers.")
 
 
 def _intent(row: dict[str, Any]) -> dict[str, Any]:

@@ -9,12 +9,19 @@ transaction pooler it listens on MEMHUB_DIRECT_DATABASE_URL (`PgCore.listen_dsn`
 or while the listener is down, only the TTL (MEMHUB_GATE_CACHE_TTL_SECONDS) bounds staleness.
 A load that started before an invalidation is thrown away (the generation check), so a NOTIFY
 that arrives mid-load is never lost.
+
+Bounded work: an entry holds at most a namespace's skill limit (gate_input.SKILLS_MAX, the
+load's LIMIT), so an intent_open evaluates at most that many triggers; the cache keeps at most
+ENTRIES_MAX namespaces (the least recently used goes first), and a notification about a
+namespace that is neither cached nor loading leaves nothing behind, so a flood of them costs
+one dictionary lookup each and no memory.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,6 +32,7 @@ from ..listener import Listener
 logger = logging.getLogger(__name__)
 
 CHANNEL = "memhub_gate"
+ENTRIES_MAX = 64
 
 
 @dataclass(frozen=True)
@@ -37,12 +45,16 @@ class GateEntry:
 
 
 class GateCache:
-    def __init__(self, ttl_seconds: float, listen_dsn: str | None) -> None:
+    def __init__(self, ttl_seconds: float, listen_dsn: str | None, *,
+                 entries_max: int = ENTRIES_MAX) -> None:
         self.ttl = ttl_seconds
         self.listen_dsn = listen_dsn
+        self.entries_max = entries_max
         self.invalidations = 0
-        self._entries: dict[str, GateEntry] = {}
-        self._generation: dict[str, int] = {}
+        self._entries: OrderedDict[str, GateEntry] = OrderedDict()
+        # Per namespace with a load in flight: (loads in flight, invalidations since the
+        # first began). Nothing is kept for a namespace nobody is loading.
+        self._loading: dict[str, list[int]] = {}
         self._listener = (None if listen_dsn is None else Listener(
             listen_dsn, CHANNEL, self.invalidate, on_connect=self._forget_all,
             lost="gate cache listener lost; TTL only meanwhile"))
@@ -54,7 +66,7 @@ class GateCache:
 
     def _forget_all(self) -> None:
         # Whatever changed while nobody listened is unknown: start clean.
-        for namespace in list(self._entries):
+        for namespace in [*self._entries, *self._loading]:
             self.invalidate(namespace)
 
     def peek(self, namespace: str) -> GateEntry | None:
@@ -68,15 +80,28 @@ class GateCache:
         self._start()
         entry = self._entries.get(namespace)
         if entry is not None and time.monotonic() - entry.loaded_mono < self.ttl:
+            self._entries.move_to_end(namespace)
             return entry
-        generation = self._generation.get(namespace, 0)
-        entry = await load()
-        if self._generation.get(namespace, 0) == generation:
+        state = self._loading.setdefault(namespace, [0, 0])
+        state[0] += 1
+        seen = state[1]
+        try:
+            entry = await load()
+        finally:
+            state[0] -= 1
+            if state[0] == 0:
+                del self._loading[namespace]
+        if state[1] == seen:
             self._entries[namespace] = entry
+            self._entries.move_to_end(namespace)
+            while len(self._entries) > self.entries_max:
+                self._entries.popitem(last=False)
         return entry
 
     def invalidate(self, namespace: str) -> None:
-        self._generation[namespace] = self._generation.get(namespace, 0) + 1
+        state = self._loading.get(namespace)
+        if state is not None:
+            state[1] += 1
         if self._entries.pop(namespace, None) is not None:
             self.invalidations += 1
 

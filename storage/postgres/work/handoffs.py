@@ -123,11 +123,12 @@ class HandoffStore(IdempotentWrites):
                                                              "id": row["id"]})
                 assert current is not None
                 raise Conflict(
-                    f"handoff {row['id']} was already taken by {current['taken_by']!r}",
+                    f"handoff {row['id']} was already taken by {current['taken_by']!r}; "
+                    "you did not take it",
                     remedy="Someone else picked it up; read it with take=false, or load "
                            "another open handoff.",
-                    handoff_id=str(row["id"]), taken_by=current["taken_by"],
-                    taken_at=iso(current["taken_at"]),
+                    handoff_id=str(row["id"]), status=current["status"],
+                    taken_by=current["taken_by"], taken_at=iso(current["taken_at"]),
                 )
             return {"outcome": "taken", "handoff": handoff_dict(taken)}
 

@@ -144,10 +144,13 @@ class SessionStore(IdempotentWrites):
                                            "reasons": list(prior["quarantine_reasons"])}}
             bumped = await one(conn, "sessions.bump_seq", {"namespace": namespace, "id": sid})
             if bumped is None:
+                # The row is locked, so it is the session as it is now.
                 raise Conflict(
-                    f"session {sid} is closed and refuses new events",
+                    f"session {sid} is closed and refuses new events; nothing was appended",
                     remedy="Create a new session (session_create) to keep logging.",
-                    session_id=sid, status="closed",
+                    session_id=str(sid), status=session["status"],
+                    closed_by=session["closed_by"], closed_at=iso(session["closed_at"]),
+                    event_count=session["next_seq"],
                 )
             row = await one(conn, "sessions.insert_event", {
                 "namespace": namespace, "session_id": sid, "seq": bumped["next_seq"],
