@@ -55,7 +55,7 @@ async def cursor_steps(base_url: str, token: str, ns: str, old_id: str) -> None:
                           content=NEW, supersedes=[old_id])
         # The retired memory names Redis outright; it still never comes back.
         found = await step(c, "Cursor", "memory_search", namespace=ns, query="redis")
-        ids = [r["memory"]["id"] for r in found["results"]]
+        ids = [r["id"] for r in found["results"]]
         assert ids == [made["memory"]["id"]], "search returned something besides the replacement"
 
 

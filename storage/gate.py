@@ -31,7 +31,7 @@ class GateBackend(ABC):
 
     @abstractmethod
     async def intent_open(self, principal: Principal, namespace: str, intent: Any, *,
-                          limit: int = 10) -> dict[str, Any]:
+                          limit: int = 10, also: list[str] | None = None) -> dict[str, Any]:
         """Record an intent and answer what it touches: {"intent_id", "opened_at",
         "memories" (the ACTIVE memories the retrieval guard admits for its text, or its first
         1000 characters: then "lookup_chars" says how many), "answered", "degraded",

@@ -133,8 +133,8 @@ def check_memory(rec: dict[str, Any], remap: Remap, max_chars: int) -> dict[str,
             "revision": number, "title": mi.check_title(get_field(raw, "title")),
             "content": mi.check_content(get_field(raw, "content"), max_chars),
             "tags": mi.check_tags(get_field(raw, "tags")),
-            # Optional (absent from files written before questions existed, and when none).
-            "questions": mi.check_questions(raw.get("questions")) or [],
+            # Absent from files written before questions existed, and when none (as exported).
+            **({"questions": qs} if (qs := mi.check_questions(raw.get("questions"))) else {}),
             "author_client": label_field(raw, "author_client"),
             "created_at": time_field(raw, "created_at"),
         })
@@ -153,7 +153,8 @@ def check_memory(rec: dict[str, Any], remap: Remap, max_chars: int) -> dict[str,
         raise InvalidInput(f"lineage must be text of at most {LINEAGE_MAX} characters",
                            remedy=DAMAGED, field="lineage")
     last = revisions[-1]
-    found = screen(last["title"], last["content"], *last["questions"], *json_strings(metadata))
+    found = screen(last["title"], last["content"], *last.get("questions", []),
+                   *json_strings(metadata))
     return {
         "record": "memory", "id": remap.id(uuid_field(rec, "id")),
         "kind": mi.check_kind(get_field(rec, "kind")), "key": mi.check_key(get_field(rec, "key")),

@@ -19,6 +19,10 @@ Kinds = Annotated[
     Field(description="Only these kinds (DECISION, FACT, CONVENTION, NOTE, TODO).",
           json_schema_extra={"items": {"enum": list(KINDS)}}),
 ]
+Also = Annotated[list[str] | None, Field(
+    description="Up to 4 other phrasings of the query (<= 300 chars each): other words, "
+                "expanded acronyms, the likely technical terms. They widen the search; "
+                "add them whenever you can.")]
 RequestId = Annotated[
     str | None,
     Field(description="Optional idempotency key (1-200 chars): a retry with the same id "

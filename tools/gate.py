@@ -14,8 +14,9 @@ from fastmcp import FastMCP
 from pydantic import Field
 
 from ..runtime import Runtime
-from .args import READ, WRITE, Namespace, RequestId
+from .args import READ, WRITE, Also, Namespace, RequestId
 from .caller import authorize
+from .hits import hit
 
 Confirmation = Annotated[str | None, Field(
     description="Only in a namespace with the intent gate on: the `confirmation` of the "
@@ -32,6 +33,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     async def intent_open(
         namespace: Namespace,
         intent: Intent,
+        also: Also = None,
         limit: Annotated[int, Field(description="Memories to consider, 1-50.")] = 10,
     ) -> dict[str, Any]:
         """Before you act (deploy, migrate, refactor, change a decision), say what you intend
@@ -46,7 +48,10 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         intent_id. Errors: INVALID_INPUT, TOO_LARGE, FORBIDDEN.
         """
         principal = authorize(namespace, write=True)
-        return await rt.storage().intent_open(principal, namespace, intent, limit=limit)
+        opened = await rt.storage().intent_open(principal, namespace, intent, limit=limit,
+                                                also=also)
+        return {**opened, "memories": [hit(r["memory"], r["match"]["level"])
+                                       for r in opened["memories"]]}
 
     @mcp.tool(annotations=WRITE)
     async def gate_close_outcome(

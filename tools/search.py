@@ -13,14 +13,9 @@ from pydantic import Field
 
 from ..runtime import Runtime
 from ..storage.search import MODES
-from .args import READ, Kinds, Namespace
+from .args import READ, Also, Kinds, Namespace
 from .caller import authorize
 from .hits import search_answer
-
-Also = Annotated[list[str] | None, Field(
-    description="Up to 4 other phrasings of the query (<= 300 chars each): other words, "
-                "expanded acronyms, the likely technical terms. They widen the search; "
-                "add them whenever you can.")]
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:

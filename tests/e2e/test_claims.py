@@ -91,7 +91,7 @@ async def test_the_claim_and_its_latest_verdict_come_back_on_every_read(server, 
         reads = {
             "get": (await call(web, "memory_get", {"namespace": NS, "id": mid}))["memory"],
             "list": (await call(web, "memory_list", {"namespace": NS}))["memories"],
-            "search": [r["memory"] for r in (await call(web, "memory_search", {
+            "search": [r for r in (await call(web, "memory_search", {
                 "namespace": NS, "query": "retry fix merged", "mode": "lexical"}))["results"]],
         }
     got = reads["get"]["claim"]

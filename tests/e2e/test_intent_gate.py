@@ -179,8 +179,8 @@ async def test_intent_open_returns_the_guard_admitted_memories_and_matching_guid
             "namespace": NS, "intent": {"text": text, "kind": "migration",
                                         "tags": ["staging"]}})
         recalled = await call(web, "recall", {"namespace": NS, "query": text})
-        ids = [r["memory"]["id"] for r in opened["memories"]]
-        assert ids == [r["memory"]["id"] for r in recalled["results"]]
+        ids = [r["id"] for r in opened["memories"]]
+        assert ids == [r["id"] for r in recalled["results"]]
         assert touched["id"] in ids and len(ids) == 1
         assert [g["skill"] for g in opened["guidance"]] == ["migrations"]
         assert opened["intent_id"] and opened["intent_gate"] == "off"

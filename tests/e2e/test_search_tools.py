@@ -50,7 +50,7 @@ async def wait_semantic(client, query, memory_id, timeout=30.0) -> float:
 
     async def found() -> bool:
         hits = await search(client, query, mode="semantic", limit=3)
-        return memory_id in [r["memory"]["id"] for r in hits["results"]]
+        return memory_id in [r["id"] for r in hits["results"]]
 
     await until(found, timeout=timeout, what="the memory semantically searchable")
     return time.monotonic() - started
@@ -64,11 +64,11 @@ async def test_search_after_a_supersession_returns_only_the_replacement(server):
                                 "Redis was removed.", kind="DECISION", supersedes=[old])
         for mode in ("hybrid", "lexical"):
             found = await search(c, "redis", mode=mode)
-            assert [r["memory"]["id"] for r in found["results"]] == [new]
-            assert found["mode"] == mode and found["degraded"] is False
+            assert [r["id"] for r in found["results"]] == [new]
+            assert "degraded" not in found
         await wait_semantic(c, "which technology backs the job queue", new)
         found = await search(c, "redis job queue", mode="semantic")
-        assert old not in [r["memory"]["id"] for r in found["results"]]
+        assert old not in [r["id"] for r in found["results"]]
 
 
 async def test_results_say_why_they_matched(server):
@@ -77,9 +77,8 @@ async def test_results_say_why_they_matched(server):
         await wait_semantic(c, "how are webhook deliveries signed", mid)
         found = await search(c, "webhook signature HMAC")
         [hit] = found["results"]
-        assert hit["why"]["lexical_rank"] == 1 and hit["why"]["semantic_rank"] == 1
-        assert 0 <= hit["why"]["distance"] <= 2 and hit["score"] > 0
-        assert hit["memory"]["content"].startswith("<<<UNTRUSTED_DATA>>>")
+        assert hit["found_by"] == "words+meaning" and hit["match"] == "strong"
+        assert hit["text"].startswith("<<<UNTRUSTED_DATA>>>")
 
 
 async def test_a_write_becomes_semantically_searchable_promptly(server):
@@ -119,9 +118,11 @@ async def test_a_token_scoped_elsewhere_is_forbidden_before_any_query(server, db
 
 
 async def test_a_read_only_token_may_search(server, db_dsn):
+    async with server.client(WEB_TOKEN) as c:
+        mid = await remember(c, "Ledger entries are immutable.")
     token = db.insert_token(db_dsn, "cursor", read_only=True)
     async with server.client(token) as c:
-        assert (await search(c, "anything"))["results"] == []
+        assert [r["id"] for r in (await search(c, "ledger entries"))["results"]] == [mid]
 
 
 @pytest.mark.parametrize("budget", [1, 30, 120, 2000])
@@ -158,7 +159,7 @@ async def test_without_a_model_hybrid_degrades_to_lexical_and_semantic_is_unavai
             mid = await remember(c, "Payout batches close at 17:00 UTC.")
             found = await search(c, "payout batches")
             assert found["degraded"] is True
-            assert [r["memory"]["id"] for r in found["results"]] == [mid]
+            assert [r["id"] for r in found["results"]] == [mid]
             assert await error_code(c, "memory_search", {"namespace": NS, "query": "payout",
                                                          "mode": "semantic"}) == "UNAVAILABLE"
             packed = (await c.call_tool("memory_context", {"namespace": NS})).structured_content

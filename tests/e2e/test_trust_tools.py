@@ -48,8 +48,7 @@ async def test_provenance_is_stored_checked_and_returned_by_get_list_search_and_
         assert {m["id"]: m["origin"] for m in listed}[memory["id"]] == "user_stated"
         found = (await call(web, "memory_search", {"namespace": NS, "query": "webhooks backoff",
                                                    "mode": "lexical"}))["results"]
-        assert any(r["memory"]["id"] == memory["id"] and r["memory"]["origin"] == "user_stated"
-                   for r in found)
+        assert any(r["id"] == memory["id"] and r["origin"] == "user_stated" for r in found)
         revised = await call(web, "memory_revise", {
             "namespace": NS, "id": memory["id"], "expected_revision": 1,
             "content": "Webhooks retry with exponential backoff", "origin": "curated"})
@@ -90,7 +89,7 @@ async def test_a_memory_is_due_for_reverification_only_past_its_kinds_period(ser
         assert due == {ids[0]: True, ids[1]: False}  # FACT has no period
         found = (await call(web, "memory_search", {"namespace": NS, "query": "deploys",
                                                    "mode": "lexical"}))["results"]
-        assert {r["memory"]["id"]: r["memory"]["needs_reverification"] for r in found} == due
+        assert {r["id"]: r.get("needs_reverification", False) for r in found} == due
         packed = (await call(web, "memory_context", {"namespace": NS}))["memories"]
         assert {m["id"]: m.get("needs_reverification", False) for m in packed} == due
         health = await call(web, "coord_health", {"namespace": NS})

@@ -75,7 +75,7 @@ async def test_a_purged_memory_leaves_its_secret_nowhere_in_the_database_or_its_
             "namespace": NS, "content": "Credentials: read them from vault path ops/staging",
             "supersedes": [successor["id"]]}))["memory"]
         assert (await call(web, "memory_search", {"namespace": NS, "query": leaked}))[
-            "results"][0]["memory"]["id"] == latest["id"]  # through the lineage
+            "results"][0]["id"] == latest["id"]  # through the lineage
         await call(web, "memory_remember", {"namespace": NS, "content": f"Keep {kept_here}"})
         await call(web, "memory_remember", {"namespace": OTHER,
                                             "content": f"The staging password is {kept_there}"})
@@ -110,7 +110,7 @@ async def test_a_purged_memory_leaves_its_secret_nowhere_in_the_database_or_its_
                                                   "mode": "lexical"}))["results"] == []
         found = await call(web, "memory_search", {"namespace": NS,
                                                   "query": "shared development password"})
-        assert found["results"][0]["memory"]["id"] == latest["id"]
+        assert found["results"][0]["id"] == latest["id"]
         history = await call(web, "memory_history", {"namespace": NS, "id": older["id"]})
         assert history["superseded_by"] == successor["id"]
         gone = await error_of(web, "memory_get", {"namespace": NS, "id": leak["id"]})

@@ -38,7 +38,8 @@ async def populate(dsn: str, tmp: Path, namespace: str = NS) -> dict[str, str]:
         await b.namespace_init(DESKTOP, namespace, PROFILE)
         fact = (await b.remember(CURSOR, namespace, content="Payouts run daily at 06:00 UTC.",
                                  kind="FACT", tags=["ops", "payouts"], key="payout-time",
-                                 metadata={"source": "runbook", "n": [1, 2.5]}))["memory"]
+                                 metadata={"source": "runbook", "n": [1, 2.5]},
+                                 questions=["when do merchants get paid out?"]))["memory"]
         await b.remember(DESKTOP, namespace, content="payouts run daily at 06:00 utc")
         await b.revise(CURSOR, namespace, fact["id"], 1,
                        content="Payouts run daily at 07:00 UTC.", origin="user_stated",

@@ -27,7 +27,7 @@ def memory_rows(r: dict[str, Any], namespace: str) -> tuple[
     mid = uuid.UUID(r["id"])
     memory = {
         "id": mid, "namespace": namespace, "kind": r["kind"], "title": last["title"],
-        "content": last["content"], "tags": last["tags"], "questions": last["questions"],
+        "content": last["content"], "tags": last["tags"], "questions": last.get("questions", []),
         "key": r["key"],
         "metadata": Jsonb(r["metadata"]) if r["metadata"] is not None else None,
         "status": r["status"], "superseded_by": as_uuid(r["superseded_by"]),
@@ -42,7 +42,7 @@ def memory_rows(r: dict[str, Any], namespace: str) -> tuple[
     revisions = [{
         "memory_id": mid, "namespace": namespace, "revision": v["revision"],
         "title": v["title"], "content": v["content"], "tags": v["tags"],
-        "questions": v["questions"], "author_client": v["author_client"],
+        "questions": v.get("questions", []), "author_client": v["author_client"],
         "is_current": v["revision"] == r["current_revision"],
         "created_at": _time(v["created_at"]),
     } for v in r["revisions"]]

@@ -141,14 +141,14 @@ class GateStore(RecallStore, RetireGate, IdempotentWrites):
 
     # --- intents --------------------------------------------------------------------------
     async def intent_open(self, principal: Principal, namespace: str, intent: Any, *,
-                          limit: int = 10) -> dict[str, Any]:
+                          limit: int = 10, also: list[str] | None = None) -> dict[str, Any]:
         check_namespace(principal, namespace, write=True)
         clean = check_intent(intent)
         if isinstance(limit, bool) or not isinstance(limit, int) \
                 or not 1 <= limit <= INTENT_LIMIT_MAX:
             raise InvalidInput(f"limit must be 1-{INTENT_LIMIT_MAX}", field="limit")
         lookup = lookup_text(clean["text"])
-        found = await self.recall(principal, namespace, lookup, limit=limit)
+        found = await self.recall(principal, namespace, lookup, limit=limit, also=also)
         entry = await self._gate_entry(namespace)
         guidance, omitted = select_guidance(entry.skills, clean)
 
