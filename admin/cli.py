@@ -13,6 +13,8 @@
     memhub-admin export NAMESPACE [--out FILE] [--force]
     memhub-admin import FILE [--namespace NEW]
     memhub-admin import --markdown FILE... --namespace NS [--dry-run]
+    memhub-admin github allow|deny NAMESPACE OWNER/NAME
+    memhub-admin github list [NAMESPACE]
 
 `--json` prints machine-readable output. Rotate, revoke and purge ask for confirmation unless
 `--yes`; without a terminal to ask on they refuse. Actions are audited as "cli:<os user>".
@@ -27,7 +29,7 @@ from typing import Any
 from ..config import Settings
 from ..storage.postgres.database_url import DATABASE_URL_REMEDY, check_database_url
 from ..storage.postgres.migrate import apply_migrations
-from . import gc, oauth_cli, purge, token_cli, transfer_cli
+from . import gc, github_cli, oauth_cli, purge, token_cli, transfer_cli
 from .cli_support import EXIT_ERROR, EXIT_OK, emit, fail, resolve_dsn, run_store
 from .token_cli import token_line
 
@@ -136,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     gc.add_commands(sub, common)
     oauth_cli.add_commands(sub, common)
     token_cli.add_commands(sub, common)
+    github_cli.add_commands(sub, common)
     return parser
 
 

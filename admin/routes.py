@@ -1,5 +1,6 @@
 """The /admin dashboard: password login, one card per surface with ready-to-paste configs,
-rotate / revoke / create tokens, an overview, the audit trail, and revoking an OAuth connection.
+rotate / revoke / create tokens, an overview, the audit trail, revoking an OAuth connection, and
+the GitHub repositories each namespace may have its claims checked against.
 
 Server-rendered (jinja2), no CDN, works without JavaScript. The login, the session and the
 checks every state-changing request passes (CSRF: `web/csrf.py`) are `web/operator.py`'s,
@@ -35,6 +36,8 @@ HERE = Path(__file__).resolve().parent
 NOTICES = {
     "revoked": "Token revoked. Clients using it are refused from now on.",
     "logged-out": "Logged out.",
+    "granted": "Repository granted: its claims in that namespace are checked from now on.",
+    "denied": "Repository withdrawn: its claims in that namespace are no longer checked.",
 }
 
 
@@ -169,6 +172,7 @@ class Admin:
             cards=cards,
             extra_tokens=[t for t in tokens if t["kind"] != "surface"],
             oauth_grants=await storage.list_oauth_grants(),
+            repo_grants=await storage.list_repo_grants(),
             extra_fresh=extra_fresh,
             extra_snippets=(
                 configs.snippets(None, mcp_url, extra_fresh["token"]) if extra_fresh else []
@@ -240,6 +244,20 @@ class Admin:
                                         error=f"OAuth grant {grant_id} is not active.")
         return redirect("/admin?notice=revoked")
 
+    async def grant_repo(self, request: Request, *, allow: bool) -> Response:
+        """Allow or deny one repository for one namespace (the form's fields)."""
+        posted = await self.operator.authed_post(request)
+        if isinstance(posted, Response):
+            return posted
+        _, form = posted
+        try:
+            await self.rt.storage().grant_repo(
+                self.operator.actor(request), form.get("namespace", "").strip(),
+                form.get("repo", "").strip(), allow=allow)
+        except MemhubError as err:
+            return await self.dashboard(request, status=err.http_status, error=err.message)
+        return redirect("/admin?notice=" + ("granted" if allow else "denied"))
+
 
 def install(app: FastAPI, rt: Runtime) -> Admin:
     admin = Admin(rt)
@@ -290,6 +308,17 @@ def install(app: FastAPI, rt: Runtime) -> Admin:
         "/admin/tokens/{token_id}/revoke", revoke, methods=["POST"], include_in_schema=False
     )
     app.add_api_route("/admin/oauth/grants/{grant_id}/revoke", revoke_grant, methods=["POST"],
+                      include_in_schema=False)
+
+    async def allow_repo(request: Request):
+        return await handle(admin.grant_repo(request, allow=True))
+
+    async def deny_repo(request: Request):
+        return await handle(admin.grant_repo(request, allow=False))
+
+    app.add_api_route("/admin/github/grants", allow_repo, methods=["POST"],
+                      include_in_schema=False)
+    app.add_api_route("/admin/github/grants/deny", deny_repo, methods=["POST"],
                       include_in_schema=False)
     app.mount("/admin/static", StaticFiles(directory=HERE / "static"), name="admin-static")
     return admin

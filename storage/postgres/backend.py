@@ -22,6 +22,7 @@ from .memories.trust import TrustStore
 from .operator.admin import AdminStore
 from .operator.admin_sessions import AdminSessionStore
 from .operator.gc import GcStore
+from .operator.github_grants import GitHubGrantStore
 from .operator.health import HealthStore
 from .operator.oauth import OAuthStore
 from .operator.stats import StatsStore
@@ -42,7 +43,7 @@ from .work.sessions import SessionStore
 class PostgresBackend(
     # operator
     TokenStore, StatsStore, AdminStore, AdminSessionStore, OAuthStore, GcStore, VitalsStore,
-    HealthStore,
+    HealthStore, GitHubGrantStore,
     # work
     GateStore, HandoffStore, SessionStore, ArtifactStore, BootstrapStore, CurationStore,
     # retrieval
