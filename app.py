@@ -20,7 +20,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
-from .admin import routes as admin_routes
+from .admin import mount as admin_mount
 from .config import Settings
 from .embedding import model_files
 from .embedding.embedder import SHUTDOWN_LOAD_WAIT, Embedder
@@ -189,7 +189,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             )
         return JSONResponse({"status": "ok", "db": "ok", **_model_health(rt)})
 
-    admin = admin_routes.install(app, rt)
+    admin = admin_mount.install(app, rt)
     oauth = oauth_routes.install(app, rt, admin.operator)  # before the MCP app's catch-all mount
     artifact_route.install(app, rt)
     metrics_route.install(app, rt)

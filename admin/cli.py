@@ -14,6 +14,8 @@
     memhub-admin import FILE [--namespace NEW] [--yes]
     memhub-admin import --markdown FILE... --namespace NS [--dry-run]
     memhub-admin model import PATH
+    memhub-admin github allow|deny NAMESPACE OWNER/NAME
+    memhub-admin github list [NAMESPACE]
 
 Every command but `migrate` and `model import` refuses a place holding no memhub database
 (NO_DATABASE) rather than creating one there; `migrate` creates it.
@@ -32,7 +34,7 @@ from typing import Any
 from ..config import Settings
 from ..storage.postgres.database_url import DATABASE_URL_REMEDY, check_database_url
 from ..storage.postgres.migrate import apply_migrations
-from . import gc, model_cli, oauth_cli, purge, token_cli, transfer_cli
+from . import gc, github_cli, model_cli, oauth_cli, purge, token_cli, transfer_cli
 from .cli_support import EXIT_ERROR, EXIT_OK, emit, fail, resolve_dsn, run_store
 from .token_cli import token_line
 
@@ -143,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     oauth_cli.add_commands(sub, common)
     token_cli.add_commands(sub, common)
     model_cli.add_commands(sub, common)
+    github_cli.add_commands(sub, common)
     return parser
 
 

@@ -1,6 +1,7 @@
 """The /admin dashboard: password login, one card per surface with ready-to-paste configs,
-rotate / revoke / create tokens, an overview, the audit trail, and revoking an OAuth connection.
-Rotating and revoking ask first, on a page of their own (admin/confirm.py).
+rotate / revoke / create tokens, an overview, the audit trail, revoking an OAuth connection, and
+the GitHub repositories each namespace may have its claims checked against. Rotating and
+revoking ask first, on a page of their own (admin/confirm.py).
 
 Server-rendered (jinja2), no CDN, works without JavaScript. The login, the session and the
 checks every state-changing request passes (CSRF: `web/csrf.py`) are `web/operator.py`'s,
@@ -15,9 +16,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Request
 from fastapi.responses import Response
-from fastapi.staticfiles import StaticFiles
 
 from ..config import SURFACES
 from ..errors import MemhubError
@@ -37,6 +37,8 @@ HERE = Path(__file__).resolve().parent
 NOTICES = {
     "revoked": "Token revoked. Clients using it are refused from now on.",
     "logged-out": "Logged out.",
+    "granted": "Repository granted: its claims in that namespace are checked from now on.",
+    "denied": "Repository withdrawn: its claims in that namespace are no longer checked.",
 }
 
 
@@ -171,6 +173,7 @@ class Admin:
             cards=cards,
             extra_tokens=[t for t in tokens if t["kind"] != "surface"],
             oauth_grants=await storage.list_oauth_grants(),
+            repo_grants=await storage.list_repo_grants(),
             extra_fresh=extra_fresh,
             extra_snippets=(
                 configs.snippets(None, mcp_url, extra_fresh["token"]) if extra_fresh else []
@@ -290,64 +293,16 @@ class Admin:
                                         error=f"OAuth grant {grant_id} is not active.")
         return redirect("/admin?notice=revoked")
 
-
-def install(app: FastAPI, rt: Runtime) -> Admin:
-    admin = Admin(rt)
-
-    async def handle(coro: Awaitable[Response]) -> Response:
+    async def grant_repo(self, request: Request, *, allow: bool) -> Response:
+        """Allow or deny one repository for one namespace (the form's fields)."""
+        posted = await self.operator.authed_post(request)
+        if isinstance(posted, Response):
+            return posted
+        _, form = posted
         try:
-            return await coro
+            await self.rt.storage().grant_repo(
+                self.operator.actor(request), form.get("namespace", "").strip(),
+                form.get("repo", "").strip(), allow=allow)
         except MemhubError as err:
-            # The store is down or refused: say so on a page, never a traceback.
-            logger.warning("admin page failed", extra={"code": err.code})
-            return admin.pages.error(err.http_status, "Unavailable",
-                                     f"{err.message}. {err.remedy}")
-
-    async def dashboard(request: Request):
-        return await handle(admin.dashboard(request, show_flash=True))
-
-    async def login_page(request: Request):
-        return await handle(admin.login_page(request))
-
-    async def login(request: Request):
-        return await handle(admin.login(request))
-
-    async def logout(request: Request):
-        return await handle(admin.logout(request))
-
-    async def rotate(request: Request, surface: str):
-        return await handle(admin.rotate(request, surface))
-
-    async def revoke(request: Request, token_id: int):
-        return await handle(admin.revoke(request, token_id))
-
-    async def create(request: Request):
-        return await handle(admin.create(request))
-
-    async def revoke_grant(request: Request, grant_id: int):
-        return await handle(admin.revoke_grant(request, grant_id))
-
-    async def ask_rotate(request: Request, surface: str):
-        return await handle(admin.ask(request, lambda: admin.rotation(surface)))
-
-    async def ask_revoke(request: Request, token_id: int):
-        return await handle(admin.ask(request, lambda: admin.token_revocation(token_id)))
-
-    async def ask_revoke_grant(request: Request, grant_id: int):
-        return await handle(admin.ask(request, lambda: admin.grant_revocation(grant_id)))
-
-    app.add_api_route("/admin", dashboard, methods=["GET"], include_in_schema=False)
-    app.add_api_route("/admin/", dashboard, methods=["GET"], include_in_schema=False)
-    app.add_api_route("/admin/login", login_page, methods=["GET"], include_in_schema=False)
-    app.add_api_route("/admin/login", login, methods=["POST"], include_in_schema=False)
-    app.add_api_route("/admin/logout", logout, methods=["POST"], include_in_schema=False)
-    app.add_api_route("/admin/tokens", create, methods=["POST"], include_in_schema=False)
-    # Each action's GET is its confirmation page; only its POST acts.
-    for path, ask, act in (("/admin/surfaces/{surface}/rotate", ask_rotate, rotate),
-                           ("/admin/tokens/{token_id}/revoke", ask_revoke, revoke),
-                           ("/admin/oauth/grants/{grant_id}/revoke", ask_revoke_grant,
-                            revoke_grant)):
-        app.add_api_route(path, ask, methods=["GET"], include_in_schema=False)
-        app.add_api_route(path, act, methods=["POST"], include_in_schema=False)
-    app.mount("/admin/static", StaticFiles(directory=HERE / "static"), name="admin-static")
-    return admin
+            return await self.dashboard(request, status=err.http_status, error=err.message)
+        return redirect("/admin?notice=" + ("granted" if allow else "denied"))

@@ -11,13 +11,13 @@ runs the curation again later; re-running is idempotent.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
+from .. import bounded_json
 from ..config import Settings
 
 logger = logging.getLogger(__name__)
@@ -108,7 +108,7 @@ class AnthropicClient:
                 "status": resp.status_code, "reason": reason})
             return reply
         try:
-            message = json.loads(bytes(raw))
+            message = bounded_json.loads(bytes(raw))
         except ValueError:
             return Reply(reason="malformed_response", status=200)
         reply = read_message(message, tool["name"])

@@ -1,23 +1,29 @@
 """POST /webhook/github: GitHub's push and pull_request deliveries decide the claims they affect,
-in every namespace, without asking the API (storage/postgres/memories/claims.webhook_verdicts).
+in the namespaces that granted the repository, without asking the API
+(storage/postgres/memories/claims.webhook_verdicts).
 
 Only with MEMHUB_GITHUB_WEBHOOK_SECRET set (404 otherwise). In this order, before any parsing:
 the declared size (413 over MAX_BODY), then the body read up to MAX_BODY + 1 bytes (413), then
 `X-Hub-Signature-256`, HMAC-SHA256 of the raw body under the secret, compared in constant time
-(401 when missing or wrong). A delivery id seen before is answered 200 and does nothing (GitHub
-redelivers on request, and an attacker replaying a captured delivery gains nothing).
+(401 when missing or wrong); then the JSON, its nesting bounded (400). A delivery id seen
+before, or a body seen before under another id (the signature covers only the body, so a
+captured delivery can be resent under any id), is answered 200 and does nothing. A delivery
+older than the state a claim last recorded (its event time against the claim's newest
+observed_at) leaves that claim alone: an old delivery cannot roll a verdict back.
 What decides what:
 - pull_request `closed`: merged -> the PR's claims are current, else stale; `reopened`: stale;
+  its time is the pull request's `updated_at`;
 - push to refs/heads/B: B's claims are current if the claimed commit is the new head
-  (`after`), else stale; a deleted branch makes them stale.
-Anything else (ping, other events and actions) is acknowledged and ignored.
+  (`after`), else stale; a deleted branch makes them stale; its time is the repository's
+  `pushed_at` (else the head commit's timestamp).
+A delivery without its time decides nothing, and anything else (ping, other events and
+actions) is acknowledged and ignored.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import logging
 import re
 from typing import Any
@@ -25,9 +31,10 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from ..errors import MemhubError
+from .. import bounded_json
+from ..errors import InvalidInput, MemhubError
 from ..runtime import Runtime
-from ..storage.claims import REPO_RE, SHA_RE
+from ..storage.claims import SHA_RE, github_time, valid_repo
 
 logger = logging.getLogger(__name__)
 
@@ -64,16 +71,22 @@ def signed(secret: bytes, body: bytes, header: str | None) -> bool:
     return hmac.compare_digest(expected.encode(), header.encode("ascii", "replace"))
 
 
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def affected(event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
-    """What the delivery decides: {"repo", "pr", "merged", "evidence"} or {"repo", "branch",
-    "head_sha"}; None when it decides nothing."""
-    repo = (payload.get("repository") or {}).get("full_name")
-    if not isinstance(repo, str) or not REPO_RE.fullmatch(repo):
+    """What the delivery decides: {"repo", "pr", "merged", "evidence", "observed_at"} or
+    {"repo", "branch", "head_sha", "observed_at"}; None when it decides nothing."""
+    repository = _object(payload.get("repository"))
+    repo = repository.get("full_name")
+    if not valid_repo(repo):
         return None
     if event == "pull_request":
-        pr = payload.get("pull_request") or {}
+        pr = _object(payload.get("pull_request"))
+        observed = github_time(pr.get("updated_at"))
         number = payload.get("number", pr.get("number"))
-        if not isinstance(number, int) or isinstance(number, bool):
+        if not isinstance(number, int) or isinstance(number, bool) or observed is None:
             return None
         action = payload.get("action")
         if action == "closed":
@@ -82,7 +95,7 @@ def affected(event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
             merged = False
         else:
             return None
-        return {"repo": repo, "pr": number, "merged": merged,
+        return {"repo": repo, "pr": number, "merged": merged, "observed_at": observed,
                 "evidence": {"action": action, "merged": merged,
                              "merged_at": pr.get("merged_at")
                              if isinstance(pr.get("merged_at"), str) else None}}
@@ -92,9 +105,15 @@ def affected(event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
             return None
         if not isinstance(after, str) or not SHA_RE.fullmatch(after):
             return None
+        # When GitHub took the push; a head commit's own timestamp is its author's clock (and
+        # a force-push back to an older commit carries an older one), so only a fallback.
+        observed = (github_time(repository.get("pushed_at"))
+                    or github_time(_object(payload.get("head_commit")).get("timestamp")))
+        if observed is None:
+            return None
         # A deleted branch reports after = 40 zeros: no claimed commit starts with that.
         return {"repo": repo, "branch": ref.removeprefix("refs/heads/")[:255],
-                "head_sha": after}
+                "head_sha": after, "observed_at": observed}
     return None
 
 
@@ -119,12 +138,16 @@ def install(app: FastAPI, rt: Runtime) -> None:
             return _answer(400, code="INVALID_INPUT",
                            message="X-GitHub-Event and X-GitHub-Delivery are required")
         try:
-            payload = json.loads(body)
-        except ValueError:
-            return _answer(400, code="INVALID_INPUT", message="the body is not JSON")
+            payload = bounded_json.loads(body)
+        except ValueError as exc:
+            # Nesting past bounded_json.MAX_DEPTH is malformed too, never a RecursionError.
+            refused = InvalidInput(f"the body is not JSON: {exc}"[:200], field="body",
+                                   remedy="Send GitHub's delivery as it was signed.")
+            return _answer(refused.http_status, **refused.to_payload())
         decided = affected(event, payload) if isinstance(payload, dict) else None
         try:
-            written = await rt.storage().webhook_verdicts(delivery, event, decided or {})
+            written = await rt.storage().webhook_verdicts(
+                delivery, event, hashlib.sha256(body).digest(), decided or {})
         except MemhubError as err:
             return _answer(err.http_status, **err.to_payload())
         if written is None:

@@ -35,6 +35,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from .. import bounded_json
 from ..errors import Forbidden, InvalidInput
 from .body_limit import peek_body, replaying
 from .token_gate import send_error
@@ -149,7 +150,7 @@ def valid_request_id(body: bytes) -> bool:
     """False for a JSON-RPC request (a method and an id) whose id is not a string or an
     integer; True for anything else, which the MCP layer answers itself."""
     try:
-        message = json.loads(body)
+        message = bounded_json.loads(body)
     except ValueError:
         return True
     if not isinstance(message, dict) or "method" not in message or "id" not in message:

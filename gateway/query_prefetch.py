@@ -18,10 +18,10 @@ request gets here, and the work started is the work its search does anyway.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from .. import bounded_json
 from ..errors import MemhubError
 from ..storage.search import check_query
 from .body_limit import peek_body, replaying
@@ -66,7 +66,7 @@ def search_query(body: bytes) -> str | None:
     if not any(name in body for name in (b'"memory_search"', b'"recall"', b'"memory_context"')):
         return None
     try:
-        message = json.loads(body)
+        message = bounded_json.loads(body)
     except ValueError:
         return None
     if not isinstance(message, dict) or message.get("method") != "tools/call":

@@ -2,9 +2,10 @@
 merged, what is a branch's head.
 
 One client per process (held by the Runtime), so what it learns outlives a call:
-- conditional requests: each answer's ETag is kept (a bounded LRU); the next request for the
-  same URL sends If-None-Match, and a 304 (which GitHub does not count against the rate limit)
-  reuses the kept answer;
+- conditional requests: each answer's ETag is kept (a bounded LRU) per namespace, so one tenant
+  never learns from a 304 what another checked; the next request for the same URL from the
+  same namespace sends If-None-Match, and a 304 (which GitHub does not count against the rate
+  limit) reuses the kept answer;
 - the rate limit: a 403 or 429 with `x-ratelimit-remaining: 0` (until `x-ratelimit-reset`) or a
   `retry-after` stops every request until then; meanwhile each check answers unverifiable
   without sending anything;
@@ -12,7 +13,8 @@ One client per process (held by the Runtime), so what it learns outlives a call:
   (MEMHUB_GITHUB_TIMEOUT_SECONDS).
 Every failure is an answer, never an exception: `Answer.body` is None with the reason, and the
 caller's verdict is unverifiable. The token is sent only in the Authorization header and never
-logged or returned.
+logged or returned. Which repositories a namespace may ask about is decided before this client
+is called (usecases/reconcile.py: the operator's grants).
 """
 
 from __future__ import annotations
@@ -20,11 +22,14 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from datetime import datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 
+from .. import bounded_json
 from ..config import Settings
 from ..lru import LRU
 
@@ -40,6 +45,7 @@ class Answer:
     reason: str | None = None
     status: int | None = None
     cached: bool = False  # a 304 answered from the kept copy
+    date: datetime | None = None  # the answer's Date header: GitHub's clock when it answered
 
 
 class GitHubClient:
@@ -48,7 +54,7 @@ class GitHubClient:
         self._token = settings.github_token
         self._timeout = settings.github_timeout_seconds
         self._gate = asyncio.Semaphore(settings.github_concurrency)
-        self._etags: LRU[str, tuple[str, dict[str, Any]]] = LRU(ETAG_CACHE)
+        self._etags: LRU[tuple[str, str], tuple[str, dict[str, Any]]] = LRU(ETAG_CACHE)
         self._blocked_until = 0.0  # time.time() before which nothing is sent
         self._http: httpx.AsyncClient | None = None
         self.requests_sent = 0
@@ -74,20 +80,23 @@ class GitHubClient:
                          "X-GitHub-Api-Version": API_VERSION, "User-Agent": "memhub"})
         return self._http
 
-    async def pull_request(self, repo: str, number: int) -> Answer:
-        return await self._get(f"/repos/{repo}/pulls/{number}")
+    async def pull_request(self, namespace: str, repo: str, number: int) -> Answer:
+        """GitHub's pull request object, asked for `namespace` (whose ETags it uses)."""
+        return await self._get(namespace, f"/repos/{repo}/pulls/{number}")
 
-    async def branch(self, repo: str, branch: str) -> Answer:
-        return await self._get(f"/repos/{repo}/branches/{quote(branch, safe='')}")
+    async def branch(self, namespace: str, repo: str, branch: str) -> Answer:
+        """GitHub's branch object, asked for `namespace` (whose ETags it uses)."""
+        return await self._get(namespace, f"/repos/{repo}/branches/{quote(branch, safe='')}")
 
-    async def _get(self, path: str) -> Answer:
+    async def _get(self, namespace: str, path: str) -> Answer:
         if self._token is None:
             return Answer(None, "no GitHub token configured (MEMHUB_GITHUB_TOKEN)")
         wait = self.blocked_for()
         if wait > 0:
             return Answer(None, f"GitHub rate limit: nothing sent for {wait:.0f} s more")
         headers = {"Authorization": f"Bearer {self._token.get_secret_value()}"}
-        kept = self._etags.get(path)
+        key = (namespace, path)
+        kept = self._etags.get(key)
         if kept is not None:
             headers["If-None-Match"] = kept[0]
         try:
@@ -102,14 +111,14 @@ class GitHubClient:
             return Answer(None, f"GitHub did not answer within {self._timeout:g} s")
         except httpx.HTTPError as exc:
             return Answer(None, f"GitHub unreachable ({type(exc).__name__})")
-        return self._read(path, response, kept)
+        return self._read(key, response, kept)
 
-    def _read(self, path: str, response: httpx.Response,
+    def _read(self, key: tuple[str, str], response: httpx.Response,
               kept: tuple[str, dict[str, Any]] | None) -> Answer:
         status = response.status_code
         if status == 304 and kept is not None:
             self.not_modified += 1
-            return Answer(kept[1], status=304, cached=True)
+            return Answer(kept[1], status=304, cached=True, date=_date(response))
         if status in (403, 429) and self._note_limit(response):
             return Answer(None, "GitHub rate limit reached", status)
         if status == 404:
@@ -121,15 +130,18 @@ class GitHubClient:
         if len(response.content) > MAX_BODY:
             return Answer(None, "GitHub's answer was too large", status)
         try:
-            body = response.json()
+            body = bounded_json.loads(response.content)
+        except bounded_json.TooDeep:
+            return Answer(None, "GitHub's answer was nested more than "
+                                f"{bounded_json.MAX_DEPTH} levels deep", status)
         except ValueError:
             return Answer(None, "GitHub's answer was not JSON", status)
         if not isinstance(body, dict):
             return Answer(None, "GitHub's answer was not an object", status)
         etag = response.headers.get("etag")
         if etag and len(etag) <= 200:
-            self._etags.put(path, (etag, body))
-        return Answer(body, status=status)
+            self._etags.put(key, (etag, body))
+        return Answer(body, status=status, date=_date(response))
 
     def _note_limit(self, response: httpx.Response) -> bool:
         """Whether the answer is a rate limit; if so, send nothing until it ends."""
@@ -152,3 +164,15 @@ class GitHubClient:
             return False
         self._blocked_until = max(self._blocked_until, until)
         return True
+
+
+def _date(response: httpx.Response) -> datetime | None:
+    """When GitHub answered, by its own clock (the Date header), if it said."""
+    value = response.headers.get("date")
+    if value is None or len(value) > 64:
+        return None
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return moment if moment.tzinfo is not None else None

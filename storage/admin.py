@@ -112,3 +112,18 @@ class AdminBackend(ABC):
     async def overview(self, days: int = 30) -> dict[str, Any]:
         """Memories per namespace and status, writes per surface per day over `days` days,
         the embedding queue's depth, and the database's current date."""
+
+    @abstractmethod
+    async def grant_repo(self, actor: Actor, namespace: str, repo: str, *,
+                         allow: bool) -> dict[str, Any]:
+        """Grant (`allow`) or withdraw one GitHub repository ("owner/name") for a namespace:
+        the repositories whose claims coord_reconcile may ask GitHub about and a webhook
+        delivery may decide there. {"namespace", "repo" (lower case), "allowed", "changed"}.
+        Audited ("github.allow" / "github.deny"). INVALID_INPUT for a bad namespace or
+        repository."""
+
+    @abstractmethod
+    async def list_repo_grants(self, namespace: str | None = None) -> list[dict[str, Any]]:
+        """The granted repositories (of one namespace, or all), by namespace and repository:
+        [{"namespace", "repo", "granted_by", "granted_at"}]. INVALID_INPUT for a bad
+        namespace."""

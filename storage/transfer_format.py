@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from .. import bounded_json
 from ..errors import InvalidInput, TooLarge, UnsupportedFormat
 from .principal import NAMESPACE_RE
 
@@ -109,7 +110,7 @@ def parse_line(number: int, raw: bytes) -> dict[str, Any]:
         raise InvalidInput(f"line {number} is cut short (no end of line): the file is "
                            "incomplete", remedy=DAMAGED, line=number)
     try:
-        record = json.loads(raw)
+        record = bounded_json.loads(raw)
     except (UnicodeDecodeError, ValueError):
         raise InvalidInput(f"line {number} is not JSON", remedy=DAMAGED, line=number) from None
     if not isinstance(record, dict) or not isinstance(record.get("record"), str):

@@ -32,11 +32,13 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
 
         A claim (memory_remember's `claim`) says a pull request is merged ({"repo", "pr"}) or
         a branch's head is a commit ({"repo", "branch", "sha"}). Each check appends a verdict:
-        current, stale, or unverifiable (no GitHub token, GitHub unreachable, rate-limited, or
-        a repository the token cannot see: never a guess). Every read of the memory then shows
-        its claim with the latest verdict and its age. Returns {"github": {"configured",
-        "rate_limited_for_seconds"}, "checked": [{"memory_id", "claim", "verdict",
-        "evidence", "checked_at"}]}. Errors: NOT_FOUND (an id without a claim here),
+        current, stale, or unverifiable (evidence.reason says why: repository_not_granted
+        until the operator grants this namespace the repository, no GitHub token, GitHub
+        unreachable or rate-limited: never a guess). Every read of the memory then shows its
+        claim with the latest verdict and its age. Quarantined memories are not checked.
+        Returns {"github": {"configured", "rate_limited_for_seconds"}, "checked":
+        [{"memory_id", "claim", "verdict", "evidence", "checked_at"}], "skipped":
+        [{"memory_id", "reason"}] (when any)}. Errors: NOT_FOUND (an id without a claim here),
         INVALID_INPUT, TOO_LARGE, FORBIDDEN (read-only token or namespace outside scope).
         """
         principal = authorize(namespace, write=True)

@@ -13,11 +13,12 @@ schema check refuses it as before (INVALID_INPUT naming the field).
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
 from fastmcp.server.middleware import Middleware
+
+from .. import bounded_json
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ def decode_stringified(arguments: dict[str, Any], properties: dict[str, Any]) ->
         if "string" in kinds or not kinds & _SHAPES.keys():
             continue
         try:
-            parsed = json.loads(value)
+            parsed = bounded_json.loads(value)
         except ValueError:
             continue
         if any(isinstance(parsed, _SHAPES[kind]) for kind in kinds & _SHAPES.keys()):

@@ -15,6 +15,7 @@ from .core import PgCore
 from .idempotency import IdempotentWrites
 from .memories.changes import ChangeFeedStore
 from .memories.claims import ClaimStore
+from .memories.forget import ForgetStore
 from .memories.memories import MemoryStore
 from .memories.memory_reads import MemoryReads
 from .memories.profiles import ProfileStore
@@ -22,6 +23,7 @@ from .memories.trust import TrustStore
 from .operator.admin import AdminStore
 from .operator.admin_sessions import AdminSessionStore
 from .operator.gc import GcStore
+from .operator.github_grants import GitHubGrantStore
 from .operator.health import HealthStore
 from .operator.oauth import OAuthStore
 from .operator.stats import StatsStore
@@ -42,13 +44,13 @@ from .work.sessions import SessionStore
 class PostgresBackend(
     # operator
     TokenStore, StatsStore, AdminStore, AdminSessionStore, OAuthStore, GcStore, VitalsStore,
-    HealthStore,
+    HealthStore, GitHubGrantStore,
     # work
     GateStore, HandoffStore, SessionStore, ArtifactStore, BootstrapStore, CurationStore,
     # retrieval
     ContextStore, RecallStore, SearchStore,
     # memories
-    MemoryStore, MemoryReads, TrustStore, ProfileStore, ClaimStore, ChangeFeedStore,
+    ForgetStore, MemoryStore, MemoryReads, TrustStore, ProfileStore, ClaimStore, ChangeFeedStore,
     # engine
     ServerSecrets, IdempotentWrites, PgCore,
     StorageBackend, GcBackend,

@@ -479,6 +479,29 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION public.memhub_github_grant(p_namespace text, p_repo text, p_allow boolean, p_actor text) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+    n bigint;
+BEGIN
+    IF coalesce(current_setting('memhub.namespaces', true), '') <> '*' THEN
+        RAISE EXCEPTION 'repository grants are changed by the operator only'
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF p_allow THEN
+        INSERT INTO github_repo_grants (namespace, repo, granted_by)
+        VALUES (p_namespace, lower(p_repo), p_actor)
+        ON CONFLICT (namespace, repo) DO NOTHING;
+    ELSE
+        DELETE FROM github_repo_grants WHERE namespace = p_namespace AND repo = lower(p_repo);
+    END IF;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n > 0;
+END
+$$;
+
 CREATE FUNCTION public.memhub_lexical_candidates(p_namespace text, p_terms tsquery[], p_gates tsquery[], p_floors integer[], p_take integer, p_depth integer, p_kinds text[], p_tags text[]) RETURNS TABLE(id uuid, matched integer)
     LANGUAGE plpgsql STABLE ROWS 100
     SET plan_cache_mode TO 'force_custom_plan'
@@ -1509,6 +1532,7 @@ CREATE TABLE public.claim_verdicts (
     evidence jsonb NOT NULL,
     source text NOT NULL,
     checked_at timestamp with time zone DEFAULT now() NOT NULL,
+    observed_at timestamp with time zone,
     CONSTRAINT claim_verdicts_evidence_check CHECK (((jsonb_typeof(evidence) = 'object'::text) AND (octet_length((evidence)::text) <= 2000))),
     CONSTRAINT claim_verdicts_source_check CHECK ((source = ANY (ARRAY['reconcile'::text, 'webhook'::text]))),
     CONSTRAINT claim_verdicts_verdict_check CHECK ((verdict = ANY (ARRAY['current'::text, 'stale'::text, 'unverifiable'::text])))
@@ -1625,9 +1649,23 @@ CREATE TABLE public.github_deliveries (
     delivery_id text NOT NULL,
     event text NOT NULL,
     received_at timestamp with time zone DEFAULT now() NOT NULL,
+    body_sha256 bytea,
+    CONSTRAINT github_deliveries_body_sha256_check CHECK ((octet_length(body_sha256) = 32)),
     CONSTRAINT github_deliveries_delivery_id_check CHECK (((char_length(delivery_id) >= 1) AND (char_length(delivery_id) <= 100))),
     CONSTRAINT github_deliveries_event_check CHECK (((char_length(event) >= 1) AND (char_length(event) <= 100)))
 );
+
+CREATE TABLE public.github_repo_grants (
+    namespace text NOT NULL,
+    repo text NOT NULL,
+    granted_by text NOT NULL,
+    granted_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT github_repo_grants_granted_by_check CHECK (((char_length(granted_by) >= 1) AND (char_length(granted_by) <= 200))),
+    CONSTRAINT github_repo_grants_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text)),
+    CONSTRAINT github_repo_grants_repo_check CHECK (((repo ~ '^[a-z0-9][a-z0-9-]{0,38}/[a-z0-9._-]{1,100}$'::text) AND (split_part(repo, '/'::text, 2) <> ALL (ARRAY['.'::text, '..'::text]))))
+);
+
+ALTER TABLE ONLY public.github_repo_grants FORCE ROW LEVEL SECURITY;
 
 CREATE TABLE public.handoffs (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -2137,6 +2175,9 @@ ALTER TABLE ONLY public.gc_runs
 ALTER TABLE ONLY public.github_deliveries
     ADD CONSTRAINT github_deliveries_pkey PRIMARY KEY (delivery_id);
 
+ALTER TABLE ONLY public.github_repo_grants
+    ADD CONSTRAINT github_repo_grants_pkey PRIMARY KEY (namespace, repo);
+
 ALTER TABLE ONLY public.handoffs
     ADD CONSTRAINT handoffs_namespace_id_key UNIQUE (namespace, id);
 
@@ -2169,6 +2210,9 @@ ALTER TABLE ONLY public.memories
 
 ALTER TABLE ONLY public.memory_claims
     ADD CONSTRAINT memory_claims_pkey PRIMARY KEY (memory_id);
+
+ALTER TABLE public.memory_claims
+    ADD CONSTRAINT memory_claims_repo_name CHECK ((split_part(repo, '/'::text, 2) <> ALL (ARRAY['.'::text, '..'::text]))) NOT VALID;
 
 ALTER TABLE ONLY public.memory_corroborations
     ADD CONSTRAINT memory_corroborations_pkey PRIMARY KEY (id);
@@ -2246,6 +2290,8 @@ CREATE INDEX claim_verdicts_latest ON public.claim_verdicts USING btree (memory_
 
 CREATE INDEX claim_verdicts_namespace ON public.claim_verdicts USING btree (namespace);
 
+CREATE INDEX claim_verdicts_observed ON public.claim_verdicts USING btree (memory_id, observed_at DESC) WHERE (observed_at IS NOT NULL);
+
 CREATE INDEX embedding_jobs_dead ON public.embedding_jobs USING btree (run_after) WHERE (status = 'dead'::text);
 
 CREATE INDEX embedding_jobs_due ON public.embedding_jobs USING btree (run_after, id) WHERE (status = 'pending'::text);
@@ -2260,7 +2306,11 @@ CREATE INDEX gate_nonces_used ON public.gate_nonces USING btree (used_at);
 
 CREATE INDEX gc_runs_finished ON public.gc_runs USING btree (finished_at DESC);
 
+CREATE UNIQUE INDEX github_deliveries_body ON public.github_deliveries USING btree (body_sha256);
+
 CREATE INDEX github_deliveries_received ON public.github_deliveries USING btree (received_at);
+
+CREATE INDEX github_repo_grants_repo ON public.github_repo_grants USING btree (repo);
 
 CREATE INDEX handoffs_ns_status_seq ON public.handoffs USING btree (namespace, status, seq DESC);
 
@@ -2459,6 +2509,8 @@ ALTER TABLE public.gate_nonces ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.gate_skills ENABLE ROW LEVEL SECURITY;
 
+ALTER TABLE public.github_repo_grants ENABLE ROW LEVEL SECURITY;
+
 ALTER TABLE public.handoffs ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.idempotency_keys ENABLE ROW LEVEL SECURITY;
@@ -2504,6 +2556,8 @@ CREATE POLICY read_only_delete ON public.gate_intents AS RESTRICTIVE FOR DELETE 
 CREATE POLICY read_only_delete ON public.gate_nonces AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
 CREATE POLICY read_only_delete ON public.gate_skills AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.github_repo_grants AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
 CREATE POLICY read_only_delete ON public.handoffs AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
@@ -2555,6 +2609,8 @@ CREATE POLICY read_only_insert ON public.gate_nonces AS RESTRICTIVE FOR INSERT W
 
 CREATE POLICY read_only_insert ON public.gate_skills AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
+CREATE POLICY read_only_insert ON public.github_repo_grants AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
 CREATE POLICY read_only_insert ON public.handoffs AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_insert ON public.idempotency_keys AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
@@ -2604,6 +2660,8 @@ CREATE POLICY read_only_update ON public.gate_intents AS RESTRICTIVE FOR UPDATE 
 CREATE POLICY read_only_update ON public.gate_nonces AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_update ON public.gate_skills AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.github_repo_grants AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_update ON public.handoffs AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
@@ -2658,6 +2716,8 @@ CREATE POLICY tenant_isolation ON public.gate_intents USING (public.memhub_ns_vi
 CREATE POLICY tenant_isolation ON public.gate_nonces USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
 CREATE POLICY tenant_isolation ON public.gate_skills USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.github_repo_grants USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
 CREATE POLICY tenant_isolation ON public.handoffs USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
@@ -2908,6 +2968,8 @@ GRANT ALL ON FUNCTION public.memhub_gc(p_dry_run boolean, p_idempotency_ttl inte
 REVOKE ALL ON FUNCTION public.memhub_gc_spent(p_dry_run boolean, p_batch integer, p_delivery_keep interval, p_nonce_keep interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.memhub_gc_spent(p_dry_run boolean, p_batch integer, p_delivery_keep interval, p_nonce_keep interval) TO memhub_app;
 
+GRANT ALL ON FUNCTION public.memhub_github_grant(p_namespace text, p_repo text, p_allow boolean, p_actor text) TO memhub_app;
+
 GRANT ALL ON FUNCTION public.memhub_lexical_candidates(p_namespace text, p_terms tsquery[], p_gates tsquery[], p_floors integer[], p_take integer, p_depth integer, p_kinds text[], p_tags text[]) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_lexical_gate(p_namespace text, p_terms tsquery[], p_gate tsquery, p_floor integer, p_seen uuid[], p_limit integer, p_kinds text[], p_tags text[]) TO memhub_app;
@@ -3035,6 +3097,8 @@ GRANT SELECT ON TABLE public.gc_runs TO memhub_app;
 GRANT SELECT,USAGE ON SEQUENCE public.gc_runs_id_seq TO memhub_app;
 
 GRANT SELECT,INSERT ON TABLE public.github_deliveries TO memhub_app;
+
+GRANT SELECT ON TABLE public.github_repo_grants TO memhub_app;
 
 GRANT SELECT,INSERT,UPDATE ON TABLE public.handoffs TO memhub_app;
 

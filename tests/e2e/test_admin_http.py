@@ -514,3 +514,29 @@ def test_an_oversized_form_is_refused_before_it_is_parsed(server):
         csrf = logged_in_csrf(client)
         response = client.post("/admin/tokens", data={"csrf": csrf, "label": "x" * 20_000})
     assert response.status_code == 413
+
+
+# --- GitHub repositories granted to namespaces ----------------------------------------------
+def test_the_dashboard_grants_and_withdraws_a_repository_and_audits_both(server, db_conn):
+    with browser(server.base_url) as client:
+        csrf = logged_in_csrf(client)
+        allowed = client.post("/admin/github/grants",
+                              data={"csrf": csrf, "namespace": "acme", "repo": "Acme/Billing"})
+        assert allowed.status_code == 303
+        page = client.get(allowed.headers["location"])
+        assert 'data-namespace="acme" data-repo="acme/billing"' in page.text
+        assert db_conn.execute("SELECT namespace, repo FROM github_repo_grants"
+                               ).fetchall() == [("acme", "acme/billing")]
+        bad = client.post("/admin/github/grants",
+                          data={"csrf": csrf, "namespace": "acme", "repo": "x/.."})
+        assert bad.status_code == 400 and 'id="action-error"' in bad.text
+        forged = client.post("/admin/github/grants/deny",
+                             data={"namespace": "acme", "repo": "acme/billing"})
+        assert forged.status_code == 403
+        denied = client.post("/admin/github/grants/deny",
+                             data={"csrf": csrf, "namespace": "acme", "repo": "acme/billing"})
+        assert denied.status_code == 303
+        assert 'data-repo="acme/billing"' not in client.get("/admin").text
+    assert db_conn.execute("SELECT count(*) FROM github_repo_grants").fetchone() == (0,)
+    assert db_conn.execute("SELECT action FROM admin_audit WHERE action LIKE 'github.%'"
+                           " ORDER BY id").fetchall() == [("github.allow",), ("github.deny",)]

@@ -12,7 +12,8 @@ import pytest
 from memhub.storage.sanitize import CLOSE, OPEN, unwrap_all
 from tests.conftest import WEB_TOKEN, make_settings
 from tests.support.db import insert_token
-from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.deep_json import PAST_THE_BOUND, PAST_THE_PARSER, with_deep_field
+from tests.support.fake_anthropic import FakeAnthropic, message
 from tests.support.mcp import call, error_of
 from tests.support.server import free_port, thread_server
 
@@ -283,6 +284,21 @@ async def test_a_truncated_refused_or_failed_answer_applies_nothing(server, fake
         script(fake)
         answer = await curate(web, sid)
         assert (answer["outcome"], answer["reason"]) == ("rejected", reason)
+        assert answer["operations"] == []
+        assert await active(web) == before
+
+
+@pytest.mark.parametrize("depth", [PAST_THE_BOUND, PAST_THE_PARSER])
+async def test_an_answer_nested_too_deeply_is_malformed_and_applies_nothing(server, fake,
+                                                                           depth):
+    block = {"type": "tool_use", "id": "toolu_01Fake", "name": "record_curation",
+             "input": {"operations": [{"op": "ADD", "kind": "FACT", "content": "A valid one"}]}}
+    async with server.client(WEB_TOKEN) as web:
+        sid = await closed_session(web, EVENTS)
+        before = await active(web)
+        fake.raw(200, with_deep_field(message([block], "tool_use"), depth))
+        answer = await curate(web, sid)
+        assert (answer["outcome"], answer["reason"]) == ("rejected", "malformed_response")
         assert answer["operations"] == []
         assert await active(web) == before
 

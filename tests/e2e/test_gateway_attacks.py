@@ -192,6 +192,18 @@ def test_a_malformed_message_is_refused_with_a_json_rpc_error(server, body):
     assert answer.json()["error"]["code"] in (-32700, -32600, -32602)
 
 
+def test_a_message_nested_past_the_parser_is_a_json_rpc_error_not_a_server_error(server):
+    # Small enough for every middleware that reads the body (the search prefetch reads 16 KiB),
+    # deep enough that Python's own parser would give up with a RecursionError.
+    deep = "[" * 5000 + "]" * 5000
+    body = ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": '
+            '"memory_search", "arguments": {"namespace": "acme", "query": "redis", "deep": '
+            + deep + "}}}")
+    answer = _post(server, body)
+    assert answer.status_code == 400
+    assert answer.json()["error"]["code"] == -32700
+
+
 def test_an_unauthenticated_request_is_refused_before_its_body_is_judged(server):
     answer = _post(server, b"{not json", token="mh_" + "x" * 43, content_type="text/plain")
     assert answer.status_code == 401

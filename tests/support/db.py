@@ -64,6 +64,14 @@ def insert_token(
     return token
 
 
+def grant_repo(dsn: str, namespace: str, repo: str) -> None:
+    """Grant a namespace a GitHub repository as the operator does (memhub_github_grant, in a
+    transaction scoped to every namespace)."""
+    with psycopg.connect(dsn) as conn:
+        conn.execute("SELECT set_config('memhub.namespaces', '*', true)")
+        conn.execute("SELECT memhub_github_grant(%s, %s, true, 'test')", [namespace, repo])
+
+
 @contextmanager
 def migrated_before(admin_dsn: str, version: str, scratch: Path) -> Iterator[str]:
     """A new database migrated up to, not including, `version` (to arrange rows as an older

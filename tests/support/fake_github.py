@@ -22,7 +22,8 @@ _BRANCH = re.compile(r"^/repos/([^/]+/[^/]+)/branches/(.+)$")
 
 @dataclass
 class Scripted:
-    """An answer that replaces the next ones for a path: status, headers, body, delay."""
+    """An answer that replaces the next ones for a path: status, headers, body (bytes are
+    sent as they are), delay."""
     status: int
     headers: dict[str, str] = field(default_factory=dict)
     body: Any = None
@@ -56,10 +57,12 @@ class FakeGitHub:
         self.scripted.clear()
         self.requests.clear()
 
-    def pull(self, repo: str, number: int, *, merged: bool) -> None:
+    def pull(self, repo: str, number: int, *, merged: bool,
+             updated_at: str = "2026-12-01T10:00:00Z") -> None:
         self.pulls[(repo, number)] = {
             "url": f"{self.url}/repos/{repo}/pulls/{number}", "id": 1000 + number,
             "number": number, "state": "closed" if merged else "open", "title": "A change",
+            "updated_at": updated_at,
             "merged": merged, "merged_at": "2026-12-01T10:00:00Z" if merged else None,
             "merge_commit_sha": "f" * 40 if merged else None,
             "head": {"ref": "feature", "sha": "e" * 40}, "base": {"ref": "main"},
@@ -112,7 +115,8 @@ class FakeGitHub:
                 self._send(status, body, headers)
 
             def _send(self, status: int, body: Any, headers: dict[str, str]) -> None:
-                data = b"" if body is None else json.dumps(body).encode()
+                data = (b"" if body is None else body if isinstance(body, bytes)
+                        else json.dumps(body).encode())
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json; charset=utf-8")
                 self.send_header("Content-Length", str(len(data)))

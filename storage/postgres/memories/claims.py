@@ -11,7 +11,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from ....errors import InvalidInput, NotFound, TooLarge
-from ...claims import MAX_RECONCILE_IDS, VERDICTS
+from ...claims import MAX_RECONCILE_IDS, QUARANTINED, VERDICTS
 from ...memory_dicts import iso
 from ...principal import Principal, check_namespace
 from ...sanitize import wrap_untrusted
@@ -43,24 +43,34 @@ async def insert_claim(conn: Conn, namespace: str, memory_id: Any,
 
 class ClaimStore(PgCore):
     async def due_claims(self, principal: Principal, namespace: str, ids: list[str] | None,
-                         recheck_seconds: float) -> list[dict[str, Any]]:
+                         recheck_seconds: float) -> dict[str, list[dict[str, Any]]]:
         check_namespace(principal, namespace, write=False)
         wanted = _check_ids(ids)
 
-        async def body(conn: Conn) -> list[dict[str, Any]]:
+        async def body(conn: Conn) -> dict[str, list[dict[str, Any]]]:
             if wanted is None:
                 rows = await many(conn, "claims.due_claims", {
                     "namespace": namespace, "recheck": float(recheck_seconds),
                     "limit": MAX_RECONCILE_IDS})
+                held = await many(conn, "claims.quarantined_claims",
+                                  {"namespace": namespace, "limit": MAX_RECONCILE_IDS})
             else:
-                rows = await many(conn, "claims.claims_of",
-                                  {"namespace": namespace, "ids": wanted})
-                found = {r["memory_id"] for r in rows}
-                missing = [str(i) for i in wanted if i not in found]
+                found = await many(conn, "claims.claims_of",
+                                   {"namespace": namespace, "ids": wanted})
+                missing = set(wanted) - {r["memory_id"] for r in found}
                 if missing:
                     raise NotFound("no memory of this namespace with a claim has these ids",
-                                   ids=missing)
-            return [{"memory_id": str(r["memory_id"]), "claim": claim_row(r)} for r in rows]
+                                   ids=[str(i) for i in wanted if i in missing])
+                # A quarantined memory's text may be an injection: its claim must not make
+                # the server ask GitHub anything until an operator releases it.
+                rows = [r for r in found if not r["quarantined"]]
+                held = [r for r in found if r["quarantined"]]
+            return {
+                "due": [{"memory_id": str(r["memory_id"]), "claim": claim_row(r),
+                         "granted": r["granted"]} for r in rows],
+                "skipped": [{"memory_id": str(r["memory_id"]), "reason": QUARANTINED}
+                            for r in held],
+            }
 
         return await self._run(namespace, body, retry_safe=True)
 
@@ -77,25 +87,27 @@ class ClaimStore(PgCore):
                 row = await one_row(conn, "claims.insert_verdict", {
                     "namespace": namespace, "memory_id": v["memory_id"],
                     "verdict": v["verdict"], "evidence": Jsonb(v["evidence"]),
-                    "source": "reconcile"})
+                    "source": "reconcile", "observed_at": v.get("observed_at")})
                 out.append({"memory_id": str(row["memory_id"]), "verdict": row["verdict"],
                             "evidence": row["evidence"], "checked_at": iso(row["checked_at"])})
             return out
 
         return await self._run(namespace, body, retry_safe=False)
 
-    async def webhook_verdicts(self, delivery_id: str, event: str,
+    async def webhook_verdicts(self, delivery_id: str, event: str, body_sha256: bytes,
                                affected: dict[str, Any]) -> int | None:
-        # Every namespace: a delivery names a repository, not a tenant; the claims it decides
-        # may be in any of them. Nothing is read back to the sender.
+        # Every namespace that granted the repository: a delivery names a repository, not a
+        # tenant. Nothing is read back to the sender.
         async def body(conn: Conn) -> int | None:
-            if await one(conn, "claims.claim_delivery",
-                         {"delivery_id": delivery_id, "event": event}) is None:
+            if await one(conn, "claims.claim_delivery", {
+                    "delivery_id": delivery_id, "event": event,
+                    "body_sha256": body_sha256}) is None:
                 return None
             if "pr" in affected:
                 verdict = "current" if affected["merged"] else "stale"
                 cur = await conn.execute(q("claims.webhook_pr_verdicts"), {
                     "verdict": verdict, "repo": affected["repo"], "pr": affected["pr"],
+                    "observed_at": affected["observed_at"],
                     "evidence": Jsonb({"event": event, "delivery": delivery_id,
                                        **affected.get("evidence", {})})})
                 return cur.rowcount
@@ -103,6 +115,7 @@ class ClaimStore(PgCore):
                 cur = await conn.execute(q("claims.webhook_branch_verdicts"), {
                     "repo": affected["repo"], "branch": affected["branch"],
                     "head_sha": affected["head_sha"].lower(),
+                    "observed_at": affected["observed_at"],
                     "evidence": Jsonb({"event": event, "delivery": delivery_id,
                                        "head_sha": affected["head_sha"].lower()})})
                 return cur.rowcount

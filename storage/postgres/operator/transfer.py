@@ -139,6 +139,8 @@ LEFT_OUT: dict[str, str] = {
     "gate_nonces": "spent confirmations of this database's tokens: meaningless elsewhere",
     "claim_verdicts": "checks made from this database; coord_reconcile checks again after an "
                       "import",
+    "github_repo_grants": "the operator's decision on this server (memhub-admin github allow), "
+                          "never a tenant's: grant the repositories again on the new server",
 }
 
 

@@ -9,54 +9,86 @@ ON CONFLICT (memory_id) DO NOTHING;
 
 -- name: claims_of
 -- The listed memories' claims, live or not: reconciling a superseded memory's claim is allowed
--- (its verdict stays readable in the audit reads).
-SELECT c.memory_id, c.repo, c.pr, c.branch, c.sha
+-- (its verdict stays readable in the audit reads). `granted`: the operator granted the
+-- repository to this namespace; `quarantined`: the memory is held back, its claim not checked.
+SELECT c.memory_id, c.repo, c.pr, c.branch, c.sha, m.quarantined,
+       EXISTS (SELECT 1 FROM github_repo_grants g
+                WHERE g.namespace = c.namespace AND g.repo = lower(c.repo)) AS granted
   FROM memory_claims c
+  JOIN memories m ON m.id = c.memory_id AND m.namespace = c.namespace
  WHERE c.namespace = %(namespace)s AND c.memory_id = ANY (%(ids)s::uuid[]);
 
 -- name: due_claims
--- Live memories' claims never checked, or last checked more than %(recheck)s seconds ago,
--- least recently checked first.
-SELECT c.memory_id, c.repo, c.pr, c.branch, c.sha
+-- Live, unquarantined memories' claims never checked, or last checked more than %(recheck)s
+-- seconds ago, least recently checked first.
+SELECT c.memory_id, c.repo, c.pr, c.branch, c.sha,
+       EXISTS (SELECT 1 FROM github_repo_grants g
+                WHERE g.namespace = c.namespace AND g.repo = lower(c.repo)) AS granted
   FROM memory_claims c
   JOIN live_memories m ON m.id = c.memory_id AND m.namespace = c.namespace
   LEFT JOIN LATERAL (
     SELECT v.checked_at FROM claim_verdicts v
      WHERE v.memory_id = c.memory_id AND v.namespace = c.namespace
      ORDER BY v.id DESC LIMIT 1) last ON true
- WHERE c.namespace = %(namespace)s
+ WHERE c.namespace = %(namespace)s AND NOT m.quarantined
    AND (last.checked_at IS NULL
         OR last.checked_at < now() - make_interval(secs => %(recheck)s))
  ORDER BY last.checked_at NULLS FIRST, c.created_at
  LIMIT %(limit)s;
 
+-- name: quarantined_claims
+-- The claims due_claims passes over because their memory is quarantined, newest first.
+SELECT c.memory_id
+  FROM memory_claims c
+  JOIN live_memories m ON m.id = c.memory_id AND m.namespace = c.namespace
+ WHERE c.namespace = %(namespace)s AND m.quarantined
+ ORDER BY m.seq DESC
+ LIMIT %(limit)s;
+
 -- name: insert_verdict
-INSERT INTO claim_verdicts (namespace, memory_id, verdict, evidence, source)
-VALUES (%(namespace)s, %(memory_id)s, %(verdict)s, %(evidence)s, %(source)s)
+-- observed_at is never later than now: a clock ahead of the database's cannot put a verdict
+-- beyond every later delivery's reach. NULL stays NULL (LEAST alone would make it now()).
+INSERT INTO claim_verdicts (namespace, memory_id, verdict, evidence, source, observed_at)
+VALUES (%(namespace)s, %(memory_id)s, %(verdict)s, %(evidence)s, %(source)s,
+        CASE WHEN %(observed_at)s::timestamptz IS NOT NULL
+             THEN least(%(observed_at)s::timestamptz, now()) END)
 RETURNING memory_id, verdict, evidence, checked_at;
 
 -- name: claim_delivery
--- The webhook's replay guard: no row back when this delivery id was handled before.
-INSERT INTO github_deliveries (delivery_id, event) VALUES (%(delivery_id)s, %(event)s)
-ON CONFLICT (delivery_id) DO NOTHING
+-- The webhook's replay guard: no row back when this delivery id, or a delivery with the same
+-- body (the signature covers only the body), was handled before.
+INSERT INTO github_deliveries (delivery_id, event, body_sha256)
+VALUES (%(delivery_id)s, %(event)s, %(body_sha256)s)
+ON CONFLICT DO NOTHING
 RETURNING delivery_id;
 
 -- name: webhook_pr_verdicts
--- A pull_request delivery decides every claim on that pull request, in every namespace.
-INSERT INTO claim_verdicts (namespace, memory_id, verdict, evidence, source)
-SELECT c.namespace, c.memory_id, %(verdict)s, %(evidence)s, 'webhook'
+-- A pull_request delivery decides every claim on that pull request in the namespaces that
+-- granted its repository, except a claim that recorded a newer state than this event's.
+INSERT INTO claim_verdicts (namespace, memory_id, verdict, evidence, source, observed_at)
+SELECT c.namespace, c.memory_id, %(verdict)s, %(evidence)s, 'webhook',
+       least(%(observed_at)s::timestamptz, now())
   FROM memory_claims c
- WHERE lower(c.repo) = lower(%(repo)s) AND c.pr = %(pr)s;
+  JOIN github_repo_grants g ON g.namespace = c.namespace AND g.repo = lower(c.repo)
+ WHERE lower(c.repo) = lower(%(repo)s) AND c.pr = %(pr)s
+   AND NOT EXISTS (SELECT 1 FROM claim_verdicts v
+                    WHERE v.memory_id = c.memory_id AND v.namespace = c.namespace
+                      AND v.observed_at > least(%(observed_at)s::timestamptz, now()));
 
 -- name: webhook_branch_verdicts
--- A push decides every claim on that branch's head, in every namespace: current when the
--- claimed commit is the new head (an abbreviation matches the id it starts), stale otherwise.
-INSERT INTO claim_verdicts (namespace, memory_id, verdict, evidence, source)
+-- A push decides every claim on that branch's head in the namespaces that granted its
+-- repository (current when the claimed commit is the new head: an abbreviation matches the id
+-- it starts; stale otherwise), except a claim that recorded a newer state than this push.
+INSERT INTO claim_verdicts (namespace, memory_id, verdict, evidence, source, observed_at)
 SELECT c.namespace, c.memory_id,
        CASE WHEN starts_with(%(head_sha)s, c.sha) THEN 'current' ELSE 'stale' END,
-       %(evidence)s, 'webhook'
+       %(evidence)s, 'webhook', least(%(observed_at)s::timestamptz, now())
   FROM memory_claims c
- WHERE lower(c.repo) = lower(%(repo)s) AND c.branch = %(branch)s;
+  JOIN github_repo_grants g ON g.namespace = c.namespace AND g.repo = lower(c.repo)
+ WHERE lower(c.repo) = lower(%(repo)s) AND c.branch = %(branch)s
+   AND NOT EXISTS (SELECT 1 FROM claim_verdicts v
+                    WHERE v.memory_id = c.memory_id AND v.namespace = c.namespace
+                      AND v.observed_at > least(%(observed_at)s::timestamptz, now()));
 
 -- name: drift_near_duplicates
 -- Pairs of live memories of one namespace, close in meaning (cosine distance below %(close)s)

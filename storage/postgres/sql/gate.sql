@@ -64,6 +64,11 @@ UPDATE gate_skills
    AND (trigger, guidance) IS DISTINCT FROM (%(trigger)s::jsonb, %(guidance)s::text)
 RETURNING name, trigger, guidance, version, updated_by, updated_at, false AS inserted;
 
+-- name: skill
+SELECT name, trigger, guidance, version, updated_by, updated_at
+  FROM gate_skills
+ WHERE namespace = %(namespace)s AND name = %(name)s;
+
 -- name: skill_now
 -- The skill as it is now, and whether it already says what this definition says.
 SELECT name, trigger, guidance, version, updated_by, updated_at,
