@@ -169,7 +169,8 @@ async def _one(storage: StorageBackend, settings: Settings, principal: Principal
     if isinstance(op, ops.Noop):
         item["status"] = "noop"
         return
-    texts = (op.content, op.title, *getattr(op, "tags", []))
+    questions = list(getattr(op, "questions", []))
+    texts = (op.content, op.title, *getattr(op, "tags", []), *questions)
     found = sensitive(*texts)
     if found:
         item.update(status="dropped", reason="secret or personal data: " + ", ".join(found))
@@ -194,14 +195,14 @@ async def _one(storage: StorageBackend, settings: Settings, principal: Principal
         if isinstance(op, ops.Update):
             written = await storage.revise(
                 principal, namespace, op.id, revisions[op.id.lower()], content=op.content,
-                title=op.title, derived_from=source, **common)
+                title=op.title, derived_from=source, questions=questions or None, **common)
         else:
             replaced = ops.targets(op)
             written = await storage.remember(
                 principal, namespace, content=op.content, kind=kind or "NOTE", title=op.title,
                 tags=op.tags or None, supersedes=replaced or None, claim=claim,
                 derived_from=source + [{"type": "memory", "id": i} for i in replaced],
-                **common)
+                questions=questions or None, **common)
     except ConfirmationRequired:
         item.update(status="needs_confirmation", code="CONFIRMATION_REQUIRED",
                     reason="the intent gate is on: apply it with memory_remember (supersedes "

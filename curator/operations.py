@@ -31,6 +31,9 @@ Title = Annotated[str | None, Field(max_length=MAX_TITLE)]
 Tag = Annotated[str, Field(min_length=1, max_length=64)]
 Tags = Annotated[list[Tag], Field(max_length=MAX_TAGS)]
 Why = Annotated[str, Field(max_length=MAX_WHY)]
+# What a memory answers (storage/memory_input.check_questions' bounds), for search to find it by.
+Question = Annotated[str, Field(min_length=1, max_length=300)]
+Questions = Annotated[list[Question], Field(max_length=3)]
 
 
 class _Strict(BaseModel):
@@ -53,6 +56,7 @@ class Add(_Strict):
     content: Content
     title: Title = None
     tags: Tags = []
+    questions: Questions = []
     claim: Claim | None = None
     why: Why = ""
 
@@ -63,6 +67,7 @@ class Update(_Strict):
     id: MemoryRef
     content: Content
     title: Title = None
+    questions: Questions = []
     why: Why = ""
 
 
@@ -74,6 +79,7 @@ class Merge(_Strict):
     content: Content
     title: Title = None
     tags: Tags = []
+    questions: Questions = []
     why: Why = ""
 
 
@@ -85,6 +91,7 @@ class Supersede(_Strict):
     content: Content
     title: Title = None
     tags: Tags = []
+    questions: Questions = []
     why: Why = ""
 
 

@@ -28,6 +28,9 @@ the operations:
 - NOOP: nothing worth keeping, or it is already recorded.
 Rules:
 - Keep only durable project knowledge; no chatter, no step-by-step logs. Prefer few operations.
+- Give each ADD, UPDATE, MERGE and SUPERSEDE up to 3 `questions` the memory answers, in the
+  words a developer would ask them later (one plain, one with the technical terms): search
+  finds the memory by them.
 - Only use ids of memories listed below; never invent one.
 - Never copy credentials, keys, tokens, passwords or personal data (e-mail addresses, phone
   numbers, card numbers) into an operation.

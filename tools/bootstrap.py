@@ -12,7 +12,7 @@ from ..runtime import Runtime
 from ..storage.search import MAX_BUDGET_TOKENS, check_int, check_query
 from ..storage.work_input import REQUEST_ID_MAX, TITLE_MAX, opt_key, text_field
 from ..usecases.bootstrap import bootstrap
-from .args import WRITE, Namespace, RequestId
+from .args import WRITE, Also, Namespace, RequestId
 from .caller import authorize
 
 # The skeleton (every section's counts and cursors, the step records) fits in this.
@@ -27,6 +27,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
                                                        "chars): the context is packed for it. "
                                                        "Omit for the most useful recent "
                                                        "memories.")] = None,
+        also: Also = None,
         budget_tokens: Annotated[int, Field(description=f"The whole answer fits this many "
                                                         f"tokens ({MIN_BUDGET_TOKENS}-"
                                                         f"{MAX_BUDGET_TOKENS}).")] = 2000,
@@ -59,7 +60,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         principal = authorize(namespace, write=False)
         return await bootstrap(
             rt, principal, namespace,
-            query=check_query(query, required=False),
+            query=check_query(query, required=False), also=also,
             budget_tokens=check_int(budget_tokens, "budget_tokens", MIN_BUDGET_TOKENS,
                                     MAX_BUDGET_TOKENS),
             title=None if title is None else text_field(title, "title", max_chars=TITLE_MAX),

@@ -48,6 +48,7 @@ class Bootstrap:
     principal: Principal
     namespace: str
     query: str | None
+    also: list[str] | None
     budget_tokens: int
     title: str | None
     client_request_id: str | None
@@ -145,6 +146,7 @@ class Bootstrap:
                           "call memory_context for more")
         storage = self.rt.storage()
         pack = await storage.context(self.principal, self.namespace, self.query,
+                                     also=self.also,
                                      budget_tokens=room)
         if self.query is not None and not pack["memories"]:
             # Nothing passed the retrieval guard: the start of a task still wants its bearings,
@@ -231,10 +233,12 @@ class Bootstrap:
 
 async def bootstrap(rt: Runtime, principal: Principal, namespace: str, *, query: str | None,
                     budget_tokens: int, title: str | None,
-                    client_request_id: str | None) -> dict[str, Any]:
+                    client_request_id: str | None,
+                    also: list[str] | None = None) -> dict[str, Any]:
     """Every step, in order, for arguments already checked; the answer within `budget_tokens`.
     A step's failure is in its record (steps_run), never raised."""
-    return await Bootstrap(rt, principal, namespace, query=query, budget_tokens=budget_tokens,
+    return await Bootstrap(rt, principal, namespace, query=query, also=also,
+                           budget_tokens=budget_tokens,
                            title=title, client_request_id=client_request_id).run()
 
 

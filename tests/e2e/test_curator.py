@@ -89,7 +89,8 @@ async def test_a_good_answer_is_applied_through_the_normal_writes(server, fake):
             {"op": "UPDATE", "id": near, "content": "Webhook retries for billing back off "
                                                     "exponentially"},
             {"op": "ADD", "kind": "FACT", "content": "The billing webhook retry runs in the "
-                                                     "worker queue", "tags": ["billing"]},
+                                                     "worker queue", "tags": ["billing"],
+             "questions": ["where do failed billing callbacks get retried?"]},
             {"op": "NOOP", "why": "the rest is chatter"}])
         answer = await curate(web, sid)
 
@@ -102,6 +103,7 @@ async def test_a_good_answer_is_applied_through_the_normal_writes(server, fake):
         added = memories[answer["operations"][2]["memory_id"]]
         assert added["origin"] == "curated" and added["model"] == "claude-test-model"
         assert {"type": "session", "id": sid} in added["derived_from"]
+        assert added["questions"] == ["where do failed billing callbacks get retried?"]
         got = await call(web, "memory_get", {"namespace": NS, "id": old})
         assert got["memory"]["status"] == "SUPERSEDED"
 

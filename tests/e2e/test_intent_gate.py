@@ -309,7 +309,7 @@ async def test_an_intent_of_up_to_2000_characters_is_opened_and_its_start_choose
                                       "seconds")
         text = ("run the database migration with a lock timeout " * 60)[:INTENT_TEXT_MAX]
         opened = await call(web, "intent_open", {"namespace": NS, "intent": {"text": text}})
-        assert touched["id"] in [r["memory"]["id"] for r in opened["memories"]]
+        assert touched["id"] in [r["id"] for r in opened["memories"]]
         assert 0 < opened["lookup_chars"] <= MAX_QUERY_CHARS
         with psycopg.connect(db_dsn) as conn:
             stored = conn.execute("SELECT text FROM gate_intents WHERE id = %s",
