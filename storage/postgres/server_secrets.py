@@ -1,6 +1,6 @@
 """Server secrets: random keys made once per database and shared by every process on it (the
-dashboard's cookie signing key, OAuth's, the intent gate's confirmation key, the change feed's
-cursor key)."""
+dashboard's cookie signing key, OAuth's, the intent gate's confirmation key, the key that
+seals cursors)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import secrets
 from typing import TYPE_CHECKING
 
 from ...config import Settings
+from ..cursors import SECRET_NAME as CURSOR_SECRET
+from ..cursors import CursorSeal
 from .core import PgCore
 from .queries import q
 from .rows import Conn, row_of
@@ -44,3 +46,7 @@ class ServerSecrets(PgCore):
         if key is None:
             key = self._server_keys[name] = await self.admin_secret(name)
         return key
+
+    async def cursor_seal(self, purpose: str, namespace: str) -> CursorSeal:
+        """What seals and opens the cursors of one listing of one namespace."""
+        return CursorSeal(await self.server_key(CURSOR_SECRET), purpose, namespace)

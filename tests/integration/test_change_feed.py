@@ -12,7 +12,8 @@ import psycopg
 import pytest
 
 from memhub.errors import CursorExpired, Forbidden, InvalidInput
-from memhub.storage.changes import SECRET_NAME, FeedPosition, encode_feed_cursor
+from memhub.storage.changes import PURPOSE, FeedPosition, encode_feed_cursor
+from memhub.storage.cursors import CursorSeal
 from memhub.storage.postgres.scope import bind_caller
 from memhub.storage.principal import Principal
 from memhub.storage.retention import RetentionPolicy
@@ -47,7 +48,7 @@ async def read_all(backend, principal, namespace=NS, cursor=None, limit=100):
 
 async def cursor_at(backend, namespace, position):
     """A cursor as this server seals it, for a position a test chooses."""
-    return encode_feed_cursor(await backend.admin_secret(SECRET_NAME), namespace, position)
+    return encode_feed_cursor(await backend.cursor_seal(PURPOSE, namespace), position)
 
 
 def as_caller(principal):
@@ -266,8 +267,9 @@ async def test_a_cursor_carries_no_transaction_counter(backend, db_conn):
     assert second != again
     for cursor in (first, second, again):
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        for xid in range(horizon - 50, horizon + 1):
-            assert str(xid).encode() not in raw and struct.pack(">Q", xid) not in raw
+        for xid in range(horizon - 50, horizon + 1):  # as "f1.<tag>.<xid>" spelled it, or binary
+            assert f".{xid}.".encode() not in raw
+            assert struct.pack(">Q", xid) not in raw and struct.pack("<Q", xid) not in raw
 
 
 async def test_a_cursor_of_the_unsealed_format_is_expired(backend):
@@ -279,7 +281,7 @@ async def test_a_cursor_of_the_unsealed_format_is_expired(backend):
 async def test_a_cursor_sealed_under_another_databases_key_is_expired(backend):
     with pytest.raises(CursorExpired):
         await backend.memory_changes(DESKTOP, NS, cursor=encode_feed_cursor(
-            bytes(32), NS, FeedPosition(1, 0)))
+            CursorSeal(bytes(32), PURPOSE, NS), FeedPosition(1, 0)))
 
 
 @pytest.mark.parametrize("limit", [0, -1, 501, True, "10"])

@@ -1,8 +1,8 @@
 """`ChangeFeedStore`: the change feed on PostgreSQL (a mixin over `PgCore`).
 
 The rows are written by triggers (migration 0028); this side reads them from a position, only
-below the reading snapshot's xmin, and says where to read next in a cursor sealed with the
-server secret `changes.SECRET_NAME` (docs/change-feed.md)."""
+below the reading snapshot's xmin, and says where to read next in a sealed cursor
+(docs/change-feed.md)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 from ....errors import CursorExpired
 from ...changes import (
     DEFAULT_LIMIT,
-    SECRET_NAME,
+    PURPOSE,
     START,
     FeedPosition,
     check_feed_limit,
@@ -54,8 +54,8 @@ class ChangeFeedStore(ServerSecrets):
                              limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
         check_namespace(principal, namespace, write=False)
         limit = check_feed_limit(limit)
-        key = await self.server_key(SECRET_NAME)
-        given = decode_feed_cursor(key, namespace, cursor)
+        seal = await self.cursor_seal(PURPOSE, namespace)
+        given = decode_feed_cursor(seal, cursor)
         after = given or START
 
         async def read(conn: Conn) -> list[dict[str, Any]]:
@@ -77,7 +77,7 @@ class ChangeFeedStore(ServerSecrets):
             # Everything below the horizon has been read, and nothing can appear there later.
             position = max(after, FeedPosition(int(first["horizon"]), 0))
         return {"changes": [change_dict(row) for row in page],
-                "next_cursor": encode_feed_cursor(key, namespace, position), "has_more": has_more}
+                "next_cursor": encode_feed_cursor(seal, position), "has_more": has_more}
 
     async def change_feed_head(self, principal: Principal, namespace: str) -> str:
         check_namespace(principal, namespace, write=False)
@@ -86,5 +86,5 @@ class ChangeFeedStore(ServerSecrets):
             return await one_row(conn, "changes.head", {})
 
         row = await self._run(namespace, read, retry_safe=True)
-        return encode_feed_cursor(await self.server_key(SECRET_NAME), namespace,
+        return encode_feed_cursor(await self.cursor_seal(PURPOSE, namespace),
                                   FeedPosition(int(row["horizon"]), 0))
