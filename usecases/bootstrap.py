@@ -16,9 +16,9 @@ carries the memories that fit.
 
 from __future__ import annotations
 
+import copy
 import logging
 import time
-import copy
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
