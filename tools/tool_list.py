@@ -97,7 +97,8 @@ def listed(tool: Any) -> Any:
                                    "description": one_paragraph(tool.description),
                                    "output_schema": None,
                                    "annotations": compact_annotations(tool.annotations)})
-    copy.__class__ = _without_meta(type(tool))  # same fields, one method overridden
+    tool_class: type = type(tool)
+    copy.__class__ = _without_meta(tool_class)  # same fields, one method overridden
     return copy
 
 
