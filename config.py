@@ -167,6 +167,9 @@ class Settings(BaseSettings):
     gate_confirm_ttl_seconds: int = Field(default=300, ge=1, le=86400)
     # How long a process trusts its cached gate profile and skills without a NOTIFY.
     gate_cache_ttl_seconds: float = Field(default=60.0, ge=0, le=86400)
+    # The most a preview waits on tier 2's model (profile `tier2`); past it the preview is
+    # answered without concerns, tier2 "unavailable".
+    gate_tier2_timeout_seconds: float = Field(default=20.0, gt=0, le=120)
 
     # --- the curator (coord_curate, curator/, docs/curator.md) -------------------------------
     # Without a key coord_curate answers {"curator_enabled": false} and sends nothing. The base

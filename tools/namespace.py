@@ -23,7 +23,9 @@ Profile = Annotated[
         "chars); context_quota {KIND: share 0-1, sum <= 1} (memory_context's share of the "
         "budget per kind; default DECISION .35, CONVENTION .25, FACT .2, TODO .1, NOTE .1); "
         "reverify_days {KIND: 1-3650}; tool_profile 'core'|'full' (advised to clients); "
-        "intent_gate 'off'|'on' (reserved). {} declares the namespace with the defaults.")),
+        "intent_gate 'off'|'on' (supersede and forget preview first); tier2 'off'|'on' "
+        "(with the gate on: a model adds concerns to the preview). {} declares the "
+        "namespace with the defaults.")),
 ]
 
 

@@ -29,7 +29,7 @@ LAYERS: dict[str, set[str]] = {
     "curator": {"config", "errors", "storage", "bounded_json"},
     "runtime": {"config", "errors", "metrics", "embedding", "storage", "storage.postgres",
                 "github"},
-    "usecases": {"errors", "storage", "runtime", "github"},
+    "usecases": {"errors", "storage", "runtime", "github", "curator"},
     "web": {"errors", "storage", "runtime"},
     "gateway": {"config", "errors", "logs", "metrics", "storage", "runtime", "bounded_json"},
     "tools": {"errors", "storage", "runtime", "usecases", "metrics", "curator", "bounded_json"},
