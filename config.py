@@ -171,6 +171,10 @@ class Settings(BaseSettings):
     # answered without concerns, tier2 "unavailable".
     gate_tier2_timeout_seconds: float = Field(default=20.0, gt=0, le=120)
 
+    # --- memhub-admin smoke (admin/smoke.py, docs/operations.md) ------------------------------
+    # The token the smoke check uses when neither --token-file nor --token is given.
+    smoke_token: SecretStr | None = None
+
     # --- the curator (coord_curate, curator/, docs/curator.md) -------------------------------
     # Without a key coord_curate answers {"curator_enabled": false} and sends nothing. The base
     # URL is the Messages API's host (tests point it at a loopback fake).

@@ -34,7 +34,8 @@ LAYERS: dict[str, set[str]] = {
     "gateway": {"config", "errors", "logs", "metrics", "storage", "runtime", "bounded_json"},
     "tools": {"errors", "storage", "runtime", "usecases", "metrics", "curator", "bounded_json"},
     "oauth": {"config", "errors", "storage", "runtime", "web"},
-    "admin": {"config", "errors", "storage", "storage.postgres", "embedding", "runtime", "web"},
+    "admin": {"config", "errors", "storage", "storage.postgres", "embedding", "runtime", "web",
+              "tools"},
     "app": {"config", "errors", "logs", "embedding", "storage", "storage.postgres", "metrics",
             "github", "runtime", "gateway", "tools", "oauth", "admin"},
     # Not installed: the benchmarks use the product as a user would, never the tests.
