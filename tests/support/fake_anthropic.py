@@ -1,5 +1,5 @@
 """A loopback stand-in for the Anthropic Messages API (POST /v1/messages), for the curator
-tests: a real HTTP server on 127.0.0.1 answering with the documented shapes
+and intent-gate tier 2 tests: a real HTTP server on 127.0.0.1 answering with the documented shapes
 (docs.anthropic.com: the Message object {id, type "message", role, model, content blocks
 tool_use {id, name, input} / text, stop_reason, stop_sequence, usage}; errors {"type": "error",
 "error": {"type", "message"}} with their status codes, and retry-after on 429 / 529).
