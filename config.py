@@ -22,7 +22,7 @@ SURFACES = ("web", "desktop-cli", "cursor")
 MIN_SESSION_SECRET_CHARS = 32
 _SECRETS = ("database_url", "mcp_auth_token", "admin_password", "direct_database_url",
             "session_secret", "metrics_token", "github_token", "github_webhook_secret",
-            "anthropic_api_key")
+            "anthropic_api_key", "smoke_token")
 
 
 def _default_data_dir() -> Path:
@@ -181,6 +181,13 @@ class Settings(BaseSettings):
     gate_confirm_ttl_seconds: int = Field(default=300, ge=1, le=86400)
     # How long a process trusts its cached gate profile and skills without a NOTIFY.
     gate_cache_ttl_seconds: float = Field(default=60.0, ge=0, le=86400)
+    # The most a preview waits on tier 2's model (profile `tier2`); past it the preview is
+    # answered without concerns, tier2 "unavailable".
+    gate_tier2_timeout_seconds: float = Field(default=20.0, gt=0, le=120)
+
+    # --- memhub-admin smoke (admin/smoke.py, docs/operations.md) ------------------------------
+    # The token the smoke check uses when neither --token-file nor --token is given.
+    smoke_token: SecretStr | None = None
 
     # --- the curator (coord_curate, curator/, docs/curator.md) -------------------------------
     # Without a key coord_curate answers {"curator_enabled": false} and sends nothing. The base

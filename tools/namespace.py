@@ -22,7 +22,8 @@ Profile = Annotated[
         "Keys, all optional: description (<= 2000 chars); context_quota {KIND: share of "
         "memory_context's budget, sum <= 1; default DECISION .35, CONVENTION .25, FACT .2, "
         "TODO .1, NOTE .1}; reverify_days {KIND: 1-3650}; tool_profile core|full (advice); "
-        "intent_gate off|on (previews before supersede and forget). {}: the defaults.")),
+        "intent_gate off|on (previews before supersede and forget); tier2 off|on (a model "
+        "adds concerns to previews). {}: the defaults.")),
 ]
 
 

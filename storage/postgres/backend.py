@@ -36,7 +36,7 @@ from .server_secrets import ServerSecrets
 from .work.artifacts import ArtifactStore
 from .work.bootstrap import BootstrapStore
 from .work.curation import CurationStore
-from .work.gate import GateStore
+from .work.gate_review import GateReviewStore
 from .work.handoffs import HandoffStore
 from .work.sessions import SessionStore
 
@@ -46,7 +46,7 @@ class PostgresBackend(
     TokenStore, StatsStore, AdminStore, AdminSessionStore, OAuthStore, GcStore, VitalsStore,
     HealthStore, GitHubGrantStore,
     # work
-    GateStore, HandoffStore, SessionStore, ArtifactStore, BootstrapStore, CurationStore,
+    GateReviewStore, HandoffStore, SessionStore, ArtifactStore, BootstrapStore, CurationStore,
     # retrieval
     ContextStore, RecallStore, SearchStore,
     # memories
