@@ -23,6 +23,8 @@ Also = Annotated[list[str] | None, Field(
     description="Up to 4 other phrasings of the query (<= 300 chars each): other words, "
                 "expanded acronyms, the likely technical terms. They widen the search; "
                 "add them whenever you can.")]
+AsOf = Annotated[str | None, Field(
+    description="A past ISO 8601 time with zone: answer as the project stood then.")]
 RequestId = Annotated[
     str | None,
     Field(description="Optional idempotency key (1-200 chars): a retry with the same id "

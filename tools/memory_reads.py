@@ -11,8 +11,9 @@ from fastmcp import FastMCP
 from pydantic import Field
 
 from ..runtime import Runtime
+from ..storage.as_of import check_as_of
 from ..storage.memory_input import KINDS, LIST_STATUSES
-from .args import READ, MemoryId, Namespace
+from .args import READ, AsOf, MemoryId, Namespace
 from .caller import authorize
 
 
@@ -22,6 +23,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         namespace: Namespace,
         id: Annotated[str | None, Field(description="The memory id (or give key).")] = None,
         key: Annotated[str | None, Field(description="The memory key (or give id).")] = None,
+        as_of: AsOf = None,
     ) -> dict[str, Any]:
         """Read one memory by id or key, whatever its status: {"memory": {...}}.
 
@@ -30,6 +32,9 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         holder, else the latest memory that held the key. Errors: NOT_FOUND, INVALID_INPUT.
         """
         principal = authorize(namespace, write=False)
+        if as_of is not None:
+            return await rt.storage().get_as_of(principal, namespace, check_as_of(as_of),
+                                                memory_id=id, key=key)
         return await rt.storage().get_memory(principal, namespace, memory_id=id, key=key)
 
     @mcp.tool(annotations=READ)
@@ -42,6 +47,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         cursor: Annotated[str | None, Field(description="next_cursor of the previous page")]
         = None,
         include_quarantined: bool = False,
+        as_of: AsOf = None,
     ) -> dict[str, Any]:
         """List memories newest first: {"memories": [...], "next_cursor"}.
 
@@ -50,6 +56,10 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         others write). Errors: INVALID_INPUT (bad filter or cursor).
         """
         principal = authorize(namespace, write=False)
+        if as_of is not None:
+            return await rt.storage().list_as_of(
+                principal, namespace, check_as_of(as_of), kind=kind, tag=tag, status=status,
+                limit=limit, cursor=cursor, include_quarantined=include_quarantined)
         return await rt.storage().list_memories(
             principal, namespace, kind=kind, tag=tag, status=status, limit=limit,
             cursor=cursor, include_quarantined=include_quarantined,
@@ -58,7 +68,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations=READ)
     async def memory_history(namespace: Namespace, id: MemoryId) -> dict[str, Any]:
         """The audit trail of one memory: every revision (content, author, time), its status,
-        superseded_by, the memories it superseded, and corroborations by other clients.
+        superseded_by, retired_at, the memories it superseded, and corroborations by others.
         Use it to learn why and when something changed. Errors: NOT_FOUND, INVALID_INPUT.
         """
         principal = authorize(namespace, write=False)

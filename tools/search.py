@@ -12,8 +12,9 @@ from fastmcp import FastMCP
 from pydantic import Field
 
 from ..runtime import Runtime
+from ..storage.as_of import check_as_of
 from ..storage.search import MODES
-from .args import READ, Also, Kinds, Namespace
+from .args import READ, Also, AsOf, Kinds, Namespace
 from .caller import authorize
 from .hits import search_answer
 
@@ -30,6 +31,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         tags: Annotated[list[str] | None,
                         Field(description="Only memories carrying ALL of these tags.")] = None,
         mode: Annotated[str, Field(json_schema_extra={"enum": list(MODES)})] = "hybrid",
+        as_of: AsOf = None,
     ) -> dict[str, Any]:
         """Rank the project's CURRENT memories for a query, best first; use it before deciding
         anything the project may already have decided. Retired memories never appear
@@ -42,6 +44,10 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         Errors: INVALID_INPUT, FORBIDDEN, UNAVAILABLE (semantic without the model).
         """
         principal = authorize(namespace, write=False)
+        if as_of is not None:
+            return search_answer(await rt.storage().search_as_of(
+                principal, namespace, query, check_as_of(as_of), limit=limit, kinds=kinds,
+                tags=tags, mode=mode, also=also))
         return search_answer(await rt.storage().search(
             principal, namespace, query, limit=limit, kinds=kinds, tags=tags, mode=mode,
             also=also))
@@ -74,6 +80,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         also: Also = None,
         budget_tokens: Annotated[int, Field(description="Token budget (1-32000).")] = 2000,
         kinds: Kinds = None,
+        as_of: AsOf = None,
     ) -> dict[str, Any]:
         """Load the project's most useful current memories in one call, packed to fit a token
         budget: call it at the start of a task instead of many searches. The best match (or,
@@ -88,6 +95,10 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         "degraded"}. Errors: INVALID_INPUT (bounds), FORBIDDEN.
         """
         principal = authorize(namespace, write=False)
+        if as_of is not None:
+            return await rt.storage().context_as_of(
+                principal, namespace, query, check_as_of(as_of), budget_tokens=budget_tokens,
+                kinds=kinds, also=also)
         return await rt.storage().context(
             principal, namespace, query, budget_tokens=budget_tokens, kinds=kinds, also=also
         )
