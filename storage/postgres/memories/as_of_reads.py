@@ -1,5 +1,5 @@
 """`AsOfReads`: memory_get and memory_list as of a past time (a PostgresBackend mixin over
-`PgCore`; storage/as_of.py, as_of.sql).
+`ServerSecrets`, for the listing's sealed cursors; storage/as_of.py, as_of.sql).
 
 Both read memhub_memories_at (migration 0045): each memory at the revision it had then. The
 listing keeps what was current then (stage 0 as of then, memhub_memories_as_of); the read by
@@ -17,8 +17,8 @@ from ...as_of import future_as_of, memory_then
 from ...cursors import decode_cursor, encode_cursor
 from ...memory_dicts import iso
 from ...principal import Principal, check_namespace
-from ..core import PgCore
 from ..rows import Conn, many, one, one_row
+from ..server_secrets import ServerSecrets
 from .memory_reads import purged_details
 
 
@@ -28,7 +28,7 @@ async def check_past(conn: Conn, as_of: datetime) -> None:
         raise future_as_of(as_of)
 
 
-class AsOfReads(PgCore):
+class AsOfReads(ServerSecrets):
     """Implements the read half of `AsOfBackend`."""
 
     async def get_as_of(
@@ -70,13 +70,15 @@ class AsOfReads(PgCore):
                                field="status",
                                remedy="Leave status out with as_of; memory_history shows one "
                                       "memory's every revision and status.")
+        # A page position is a seq, as in the present listing: one sealed cursor serves both.
+        seal = await self.cursor_seal("memories", namespace)
         params = {
             "namespace": namespace,
             "as_of": as_of,
             "kind": mi.check_kind(kind) if kind is not None else None,
             "tag": mi.check_tags([tag])[0] if tag is not None else None,
             "limit": mi.check_limit(limit),
-            "after_seq": decode_cursor(cursor),
+            "after_seq": decode_cursor(seal, cursor),
             "include_quarantined": bool(include_quarantined),
         }
 
@@ -86,7 +88,7 @@ class AsOfReads(PgCore):
             more = len(rows) == params["limit"]
             return {
                 "memories": [memory_then(r) for r in rows],
-                "next_cursor": encode_cursor(rows[-1]["seq"]) if more else None,
+                "next_cursor": encode_cursor(seal, rows[-1]["seq"]) if more else None,
                 "as_of": iso(as_of),
             }
 
