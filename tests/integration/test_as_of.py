@@ -6,8 +6,9 @@ exactly what a model of the timeline says was current then, each memory at the r
 had then; a purged memory never comes back.
 
 Mutation checks (docs/retrieval.md, As of a date): make memhub_memories_at take each memory's
-latest revision instead of the one current then, or drop the status condition of
-memhub_memories_as_of (stage 0 as of then), and these tests fail."""
+latest revision instead of the one current then, drop the status condition of
+memhub_memories_as_of (stage 0 as of then) or the expiry from the status then, or change which
+vector the semantic leg may compare, and these tests fail."""
 
 from __future__ import annotations
 
@@ -296,3 +297,22 @@ async def test_row_level_security_binds_the_as_of_functions(module_dsn, timeline
         conn.execute("SELECT set_config('memhub.namespaces', %s, true)", [NS])
         assert conn.execute("SELECT count(*) FROM memhub_memories_as_of(%s, now())",
                             [NS]).fetchone()[0] == 1
+
+
+async def test_a_vector_of_the_same_text_ranks_the_memory_at_its_older_revision(
+        db_dsn, tmp_path, embedder):
+    """A revision that changed only the tags keeps the text, so the vector of the newer
+    revision is the vector of the older one's text: the semantic leg may compare it."""
+    async with open_backend(make_settings(db_dsn, tmp_path), embedder) as b:
+        made = (await b.remember(WRITER, NS, content="Invoices are archived for ten years",
+                                 tags=["billing"]))["memory"]
+        await b.revise(WRITER, NS, made["id"], 1, tags=["billing", "retention"])
+        await drain(b, embedder)
+        history = await b.memory_history(WRITER, NS, made["id"])
+        first, second = (datetime.fromisoformat(r["created_at"])
+                         for r in history["revisions"])
+        found = await b.search_as_of(WRITER, NS, "how long do we keep invoices",
+                                     first + (second - first) / 2, mode="semantic")
+    hit = found["results"][0]
+    assert (hit["memory"]["id"], hit["memory"]["revision"]) == (made["id"], 1)
+    assert hit["memory"]["tags"] == ["billing"] and hit["why"]["semantic_rank"] == 1

@@ -20,19 +20,22 @@ SELECT id, matched, rank, coverage
     SELECT a.id, a.seq, s.matched, round(s.score * 1e9::float8) / 1e9::float8 AS rank,
            s.covered / %(idf_primary)s::float8 AS coverage
       FROM memhub_memories_as_of(%(namespace)s, %(as_of)s) a
+      -- Each row's words once (OFFSET 0 keeps the planner from repeating the expression in
+      -- the test and in each use below).
+      CROSS JOIN LATERAL (SELECT a.search_tsv AS tsv OFFSET 0) d
       CROSS JOIN LATERAL (
         -- BM25, k1 = 1.2, b = 0.75, written as search.lexical writes it.
         SELECT coalesce(sum((%(idf)s::float8[])[w.term] * w.tf * 2.2
-                            / (w.tf + 1.2 * (0.25 + 0.75 * length(a.search_tsv)
+                            / (w.tf + 1.2 * (0.25 + 0.75 * length(d.tsv)
                                              / greatest(coalesce(%(avg_length)s::float8,
-                                                                 length(a.search_tsv)), 1)))),
+                                                                 length(d.tsv)), 1)))),
                         0) AS score,
                count(*)::int AS matched,
                coalesce(sum((%(idf)s::float8[])[w.term])
                             FILTER (WHERE w.term <= %(primary_terms)s), 0) AS covered
           FROM (
             SELECT q.term, max(coalesce(cardinality(v.positions), 1)) AS tf
-              FROM unnest(ts_filter(setweight(setweight(a.search_tsv, 'D'), 'A',
+              FROM unnest(ts_filter(setweight(setweight(d.tsv, 'D'), 'A',
                                               %(lexemes)s::text[]), '{a}')) AS v
               JOIN unnest(%(lexemes)s::text[], %(term_of)s::int[]) AS q(lexeme, term)
                 ON q.lexeme = v.lexeme
@@ -42,7 +45,7 @@ SELECT id, matched, rank, coverage
      WHERE NOT a.quarantined
        AND (%(kinds)s::text[] IS NULL OR a.kind = ANY (%(kinds)s::text[]))
        AND (%(tags)s::text[] IS NULL OR a.tags @> %(tags)s::text[])
-       AND a.search_tsv @@ %(any)s::tsquery
+       AND d.tsv @@ %(any)s::tsquery
   ) scored
  WHERE matched >= %(need)s
  ORDER BY rank DESC, seq DESC
@@ -50,42 +53,42 @@ SELECT id, matched, rank, coverage
 
 -- name: semantic
 -- The semantic leg as of then. A memory keeps one vector, of the last revision embedded; it
--- is compared only when that revision's title and content are the revision's then (the
--- vector is of the same text), so a memory revised since is found by its words alone.
+-- is compared only when that revision is the revision then or has the same title and content
+-- (the vector is of the same text), so a memory revised since is found by its words alone.
 -- Question vectors are not used. Returns the %(depth)s nearest to the query's vector
 -- (%(embedding)s, `place` 1..) and the memories in %(ids)s (the lexical leg's), each with its
 -- similarity to every text of the question (%(vectors)s) and `votes`: for how many texts it
--- is the nearest, what the retrieval guard reads (storage/retrieval_guard.py).
+-- is the nearest, what the retrieval guard reads (storage/retrieval_guard.py). An exact scan
+-- of the memories current then (no index holds the past).
 WITH usable AS MATERIALIZED (
-    SELECT a.id, e.embedding, (e.embedding <=> %(embedding)s::vector)::float8 AS distance
+    SELECT a.id, (e.embedding <=> %(embedding)s::vector)::float8 AS distance,
+           ARRAY(SELECT 1 - (e.embedding <=> t.v)::float8
+                   FROM unnest(%(vectors)s::vector[]) WITH ORDINALITY AS t(v, i)
+                  ORDER BY t.i) AS sims
       FROM memhub_memories_as_of(%(namespace)s, %(as_of)s) a
       JOIN memory_embeddings e
         ON e.memory_id = a.id AND e.namespace = %(namespace)s AND e.model = %(model)s
-      JOIN memory_revisions er
-        ON er.memory_id = e.memory_id AND er.namespace = e.namespace
-       AND er.revision = e.revision
      WHERE NOT a.quarantined
-       AND er.content = a.content AND er.title IS NOT DISTINCT FROM a.title
+       AND (e.revision = a.revision
+            OR EXISTS (SELECT 1 FROM memory_revisions er
+                        WHERE er.memory_id = e.memory_id AND er.namespace = e.namespace
+                          AND er.revision = e.revision AND er.content = a.content
+                          AND er.title IS NOT DISTINCT FROM a.title))
        AND (%(kinds)s::text[] IS NULL OR a.kind = ANY (%(kinds)s::text[]))
        AND (%(tags)s::text[] IS NULL OR a.tags @> %(tags)s::text[])
-), scored AS MATERIALIZED (
-    SELECT u.id, min(u.distance) AS distance,
-           array_agg(1 - (u.embedding <=> t.v)::float8 ORDER BY t.i) AS sims
-      FROM usable u
-     CROSS JOIN unnest(%(vectors)s::vector[]) WITH ORDINALITY AS t(v, i)
-     GROUP BY u.id
+), nearest AS MATERIALIZED (
+    SELECT n.id, count(*)::int AS votes
+      FROM generate_subscripts(%(vectors)s::vector[], 1) AS t(i)
+     CROSS JOIN LATERAL (SELECT u.id FROM usable u ORDER BY u.sims[t.i] DESC, u.id
+                          LIMIT 1) n
+     GROUP BY n.id
 ), placed AS (
-    SELECT s.id, s.distance, s.sims, row_number() OVER (ORDER BY s.distance, s.id) AS place
-      FROM scored s
-), nearest AS (
-    SELECT DISTINCT ON (t.i) t.i, s.id
-      FROM scored s
-     CROSS JOIN generate_subscripts(%(vectors)s::vector[], 1) AS t(i)
-     ORDER BY t.i, s.sims[t.i] DESC, s.id
+    SELECT u.id, u.distance, u.sims, row_number() OVER (ORDER BY u.distance, u.id) AS place
+      FROM usable u
 )
-SELECT p.id, p.distance, p.sims, p.place,
-       (SELECT count(*) FROM nearest n WHERE n.id = p.id)::int AS votes
+SELECT p.id, p.distance, p.sims, p.place, coalesce(n.votes, 0) AS votes
   FROM placed p
+  LEFT JOIN nearest n ON n.id = p.id
  WHERE p.place <= %(depth)s OR p.id = ANY (%(ids)s::uuid[])
  ORDER BY p.place;
 
@@ -108,11 +111,12 @@ SELECT a.id, a.kind, a.revision AS current_revision, a.title, a.content, a.curre
   LEFT JOIN LATERAL (
     SELECT e.embedding
       FROM memory_embeddings e
-      JOIN memory_revisions er
-        ON er.memory_id = e.memory_id AND er.namespace = e.namespace
-       AND er.revision = e.revision
      WHERE e.memory_id = a.id AND e.namespace = %(namespace)s AND e.model = %(model)s
-       AND er.content = a.content AND er.title IS NOT DISTINCT FROM a.title
+       AND (e.revision = a.revision
+            OR EXISTS (SELECT 1 FROM memory_revisions er
+                        WHERE er.memory_id = e.memory_id AND er.namespace = e.namespace
+                          AND er.revision = e.revision AND er.content = a.content
+                          AND er.title IS NOT DISTINCT FROM a.title))
   ) v ON true
  WHERE a.id = ANY (%(ids)s::uuid[])
    AND NOT a.quarantined;
@@ -126,11 +130,12 @@ SELECT a.id, a.kind, a.revision AS current_revision, a.title, a.content, a.curre
   LEFT JOIN LATERAL (
     SELECT e.embedding
       FROM memory_embeddings e
-      JOIN memory_revisions er
-        ON er.memory_id = e.memory_id AND er.namespace = e.namespace
-       AND er.revision = e.revision
      WHERE e.memory_id = a.id AND e.namespace = %(namespace)s AND e.model = %(model)s
-       AND er.content = a.content AND er.title IS NOT DISTINCT FROM a.title
+       AND (e.revision = a.revision
+            OR EXISTS (SELECT 1 FROM memory_revisions er
+                        WHERE er.memory_id = e.memory_id AND er.namespace = e.namespace
+                          AND er.revision = e.revision AND er.content = a.content
+                          AND er.title IS NOT DISTINCT FROM a.title))
   ) v ON true
  WHERE NOT a.quarantined
    AND (%(kinds)s::text[] IS NULL OR a.kind = ANY (%(kinds)s::text[]))
