@@ -11,6 +11,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from .admin import AdminBackend
+from .as_of import AsOfBackend
 from .bootstrap import BootstrapBackend
 from .changes import ChangeFeedBackend
 from .claims import ClaimBackend
@@ -63,7 +64,7 @@ class CoreBackend(ABC):
 
 
 class StorageBackend(CoreBackend, AdminBackend, BootstrapBackend, MemoryBackend, SearchBackend,
-                     WorkBackend,
+                     AsOfBackend, WorkBackend,
                      ProfileBackend, OAuthBackend, ChangeFeedBackend, TrustBackend, ClaimBackend,
                      GateBackend,
                      CurationBackend, ABC):

@@ -119,8 +119,8 @@ class MemoryBackend(ABC):
     async def memory_history(
         self, principal: Principal, namespace: str, memory_id: str
     ) -> dict[str, Any]:
-        """The memory, its revisions, what superseded it and what it superseded,
-        corroborations."""
+        """The memory, its revisions, what superseded it (and `retired_at`, when it was
+        superseded or forgotten) and what it superseded, corroborations."""
 
     @abstractmethod
     async def expire_due(self, batch: int = 1000) -> int:

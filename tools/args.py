@@ -23,6 +23,8 @@ Also = Annotated[list[str] | None, Field(
     description="<= 4 rephrasings (<= 300 chars each).")]
 # An idempotency key, as the server's instructions say once for every write.
 RequestId = str | None
+AsOf = Annotated[str | None, Field(
+    description="A past ISO 8601 time with zone: read as of then.")]
 Cursor = Annotated[str | None, Field(description="The last page's next_cursor.")]
 IncludeQuarantined = Annotated[
     bool, Field(description="Quarantined ones too (as data).")

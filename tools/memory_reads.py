@@ -11,8 +11,9 @@ from fastmcp import FastMCP
 from pydantic import Field
 
 from ..runtime import Runtime
+from ..storage.as_of import check_as_of
 from ..storage.memory_input import KINDS, LIST_STATUSES
-from .args import READ, Cursor, MemoryId, Namespace
+from .args import READ, AsOf, Cursor, MemoryId, Namespace
 from .caller import authorize
 
 
@@ -22,10 +23,14 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         namespace: Namespace,
         id: str | None = None,
         key: Annotated[str | None, Field(description="Instead of id.")] = None,
+        as_of: AsOf = None,
     ) -> dict[str, Any]:
         """One memory by id or key, whatever its status (an audit read): a SUPERSEDED one
         names superseded_by. Errors: NOT_FOUND."""
         principal = authorize(namespace, write=False)
+        if as_of is not None:
+            return await rt.storage().get_as_of(principal, namespace, check_as_of(as_of),
+                                                memory_id=id, key=key)
         return await rt.storage().get_memory(principal, namespace, memory_id=id, key=key)
 
     @mcp.tool(annotations=READ)
@@ -37,10 +42,15 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         limit: Annotated[int, Field(description="1-200")] = 50,
         cursor: Cursor = None,
         include_quarantined: bool = False,
+        as_of: AsOf = None,
     ) -> dict[str, Any]:
         """Memories newest first: by default ACTIVE, unexpired, not quarantined. Other
         statuses for audits. Errors: INVALID_INPUT (bad filter or cursor)."""
         principal = authorize(namespace, write=False)
+        if as_of is not None:
+            return await rt.storage().list_as_of(
+                principal, namespace, check_as_of(as_of), kind=kind, tag=tag, status=status,
+                limit=limit, cursor=cursor, include_quarantined=include_quarantined)
         return await rt.storage().list_memories(
             principal, namespace, kind=kind, tag=tag, status=status, limit=limit,
             cursor=cursor, include_quarantined=include_quarantined,
@@ -49,6 +59,6 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations=READ)
     async def memory_history(namespace: Namespace, id: MemoryId) -> dict[str, Any]:
         """One memory's audit trail: every revision (content, author, time), status,
-        what superseded it and what it superseded, corroborations. Errors: NOT_FOUND."""
+        what superseded it and when, what it superseded, corroborations. Errors: NOT_FOUND."""
         principal = authorize(namespace, write=False)
         return await rt.storage().memory_history(principal, namespace, id)

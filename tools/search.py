@@ -12,8 +12,9 @@ from fastmcp import FastMCP
 from pydantic import Field
 
 from ..runtime import Runtime
+from ..storage.as_of import check_as_of
 from ..storage.search import MODES
-from .args import READ, Also, Kinds, Namespace
+from .args import READ, Also, AsOf, Kinds, Namespace
 from .caller import authorize
 from .hits import search_answer
 
@@ -30,13 +31,19 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         tags: Annotated[list[str] | None,
                         Field(description="All of these.")] = None,
         mode: Annotated[str, Field(json_schema_extra={"enum": list(MODES)})] = "hybrid",
+        as_of: AsOf = None,
     ) -> dict[str, Any]:
         """Rank the project's current memories for a query, best first: search before
-        deciding. Retired memories never appear (memory_history has them). Each hit's match says
-        whether it answers (strong, weak, none). Modes: hybrid (words + meaning), lexical (exact
-        words, identifiers), semantic. `also` finds what the query's own words miss.
+        deciding. Retired memories never appear (memory_history has them; as_of reads the
+        past). Each hit's match says whether it answers (strong, weak, none). Modes: hybrid
+        (words + meaning), lexical (exact words, identifiers), semantic. `also` finds what the
+        query's own words miss.
         Errors: UNAVAILABLE (semantic without the model)."""
         principal = authorize(namespace, write=False)
+        if as_of is not None:
+            return search_answer(await rt.storage().search_as_of(
+                principal, namespace, query, check_as_of(as_of), limit=limit, kinds=kinds,
+                tags=tags, mode=mode, also=also))
         return search_answer(await rt.storage().search(
             principal, namespace, query, limit=limit, kinds=kinds, tags=tags, mode=mode,
             also=also))
@@ -65,11 +72,16 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         also: Also = None,
         budget_tokens: Annotated[int, Field(description="1-32000.")] = 2000,
         kinds: Kinds = None,
+        as_of: AsOf = None,
     ) -> dict[str, Any]:
         """The most useful current memories for a task, packed to budget_tokens: one call
         instead of many searches. Decisions and conventions first, near-duplicates left out;
         omitted counts what did not fit. Without a query: the newest."""
         principal = authorize(namespace, write=False)
+        if as_of is not None:
+            return await rt.storage().context_as_of(
+                principal, namespace, query, check_as_of(as_of), budget_tokens=budget_tokens,
+                kinds=kinds, also=also)
         return await rt.storage().context(
             principal, namespace, query, budget_tokens=budget_tokens, kinds=kinds, also=also
         )

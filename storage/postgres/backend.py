@@ -13,6 +13,7 @@ from ..base import StorageBackend
 from ..retention import GcBackend
 from .core import PgCore
 from .idempotency import IdempotentWrites
+from .memories.as_of_reads import AsOfReads
 from .memories.changes import ChangeFeedStore
 from .memories.claims import ClaimStore
 from .memories.forget import ForgetStore
@@ -29,6 +30,7 @@ from .operator.oauth import OAuthStore
 from .operator.stats import StatsStore
 from .operator.tokens import TokenStore
 from .operator.vitals import VitalsStore
+from .retrieval.as_of import AsOfStore
 from .retrieval.context import ContextStore
 from .retrieval.recall import RecallStore
 from .retrieval.search import SearchStore
@@ -48,9 +50,10 @@ class PostgresBackend(
     # work
     GateReviewStore, HandoffStore, SessionStore, ArtifactStore, BootstrapStore, CurationStore,
     # retrieval
-    ContextStore, RecallStore, SearchStore,
+    AsOfStore, ContextStore, RecallStore, SearchStore,
     # memories
-    ForgetStore, MemoryStore, MemoryReads, TrustStore, ProfileStore, ClaimStore, ChangeFeedStore,
+    ForgetStore, MemoryStore, MemoryReads, AsOfReads, TrustStore, ProfileStore, ClaimStore,
+    ChangeFeedStore,
     # engine
     ServerSecrets, IdempotentWrites, PgCore,
     StorageBackend, GcBackend,

@@ -8,6 +8,34 @@ CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public;
 
 CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public;
 
+CREATE TYPE public.memhub_memory_then AS (
+	id uuid,
+	seq bigint,
+	namespace text,
+	kind text,
+	key text,
+	metadata jsonb,
+	status text,
+	superseded_by uuid,
+	deleted_reason text,
+	revision integer,
+	title text,
+	content text,
+	tags text[],
+	questions text[],
+	revised_at timestamp with time zone,
+	author_client text,
+	created_at timestamp with time zone,
+	expires_at timestamp with time zone,
+	quarantined boolean,
+	current_now boolean,
+	search_tsv tsvector,
+	origin text,
+	model text,
+	client_info text,
+	derived_from jsonb
+);
+
 CREATE FUNCTION public.gate_intents_close_once() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -559,6 +587,43 @@ CREATE FUNCTION public.memhub_lexical_gate(p_namespace text, p_terms tsquery[], 
      LIMIT p_limit
 $$;
 
+CREATE FUNCTION public.memhub_memories_as_of(p_namespace text, p_at timestamp with time zone) RETURNS SETOF public.memhub_memory_then
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT * FROM memhub_memories_at(p_namespace, p_at) WHERE status = 'ACTIVE'
+$$;
+
+CREATE FUNCTION public.memhub_memories_at(p_namespace text, p_at timestamp with time zone) RETURNS SETOF public.memhub_memory_then
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT m.id, m.seq, m.namespace, m.kind, m.key, m.metadata,
+           CASE WHEN m.retired_at <= p_at THEN m.status
+                WHEN m.expires_at <= p_at THEN 'EXPIRED'
+                ELSE 'ACTIVE' END,
+           CASE WHEN m.retired_at <= p_at THEN m.superseded_by END,
+           CASE WHEN m.retired_at <= p_at THEN m.deleted_reason END,
+           r.revision, r.title, r.content, r.tags, r.questions, r.created_at,
+           m.author_client, m.created_at, m.expires_at, m.quarantined,
+           m.status = 'ACTIVE' AND (m.expires_at IS NULL OR m.expires_at > now())
+               AND r.revision = m.current_revision,
+           CASE WHEN r.revision = m.current_revision THEN m.search_tsv || m.questions_tsv
+                ELSE memhub_revision_tsv(r.title, r.content, r.tags, r.questions, m.lineage)
+           END,
+           CASE WHEN r.revision = m.current_revision THEN m.origin END,
+           CASE WHEN r.revision = m.current_revision THEN m.model END,
+           CASE WHEN r.revision = m.current_revision THEN m.client_info END,
+           CASE WHEN r.revision = m.current_revision THEN m.derived_from END
+      FROM memories m
+     CROSS JOIN LATERAL (
+        SELECT v.revision, v.title, v.content, v.tags, v.questions, v.created_at
+          FROM memory_revisions v
+         WHERE v.memory_id = m.id AND v.namespace = m.namespace AND v.created_at <= p_at
+         ORDER BY v.revision DESC
+         LIMIT 1) r
+     WHERE m.namespace = p_namespace
+       AND m.created_at <= p_at
+$$;
+
 CREATE FUNCTION public.memhub_needs_reverification(p_namespace text, p_id uuid, p_kind text, p_status text) RETURNS boolean
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
@@ -967,6 +1032,21 @@ CREATE FUNCTION public.memhub_restoring(tbl regclass) RETURNS boolean
     END
 $$;
 
+CREATE FUNCTION public.memhub_revision_tsv(title text, content text, tags text[], questions text[], lineage text) RETURNS tsvector
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT setweight(to_tsvector('english', memhub_with_parts(title)), 'A')
+        || setweight(to_tsvector('simple', memhub_with_parts(title)), 'A')
+        || setweight(to_tsvector('english', memhub_with_parts(content)), 'B')
+        || setweight(to_tsvector('simple', memhub_with_parts(content)), 'B')
+        || setweight(to_tsvector('english', memhub_with_parts(memhub_tags_text(tags))), 'C')
+        || setweight(to_tsvector('simple', memhub_with_parts(memhub_tags_text(tags))), 'C')
+        || setweight(to_tsvector('english', memhub_with_parts(lineage)), 'D')
+        || setweight(to_tsvector('simple', memhub_with_parts(lineage)), 'D')
+        || to_tsvector('english', memhub_with_parts(memhub_tags_text(questions)))
+        || to_tsvector('simple', memhub_with_parts(memhub_tags_text(questions)))
+$$;
+
 CREATE FUNCTION public.memhub_tag_gate(ns text, tags text[]) RETURNS tsquery
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
@@ -1259,6 +1339,23 @@ BEGIN
     DELETE FROM public.memory_observations
      WHERE namespace = OLD.namespace AND refs @> ARRAY[OLD.id];
     RETURN NULL;
+END
+$$;
+
+CREATE FUNCTION public.memories_retired_at() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        NEW.retired_at := NULL;
+        RETURN NEW;
+    END IF;
+    IF OLD.status IN ('ACTIVE', 'EXPIRED') AND NEW.status IN ('SUPERSEDED', 'DELETED') THEN
+        NEW.retired_at := now();
+    ELSE
+        NEW.retired_at := OLD.retired_at;
+    END IF;
+    RETURN NEW;
 END
 $$;
 
@@ -1773,6 +1870,7 @@ CREATE TABLE public.memories (
     questions text[] DEFAULT '{}'::text[] NOT NULL,
     questions_tsv tsvector GENERATED ALWAYS AS ((to_tsvector('english'::regconfig, public.memhub_with_parts(public.memhub_tags_text(questions))) || to_tsvector('simple'::regconfig, public.memhub_with_parts(public.memhub_tags_text(questions))))) STORED,
     questions_ns_tsv tsvector GENERATED ALWAYS AS (public.memhub_ns_lexemes(namespace, (to_tsvector('english'::regconfig, public.memhub_with_parts(public.memhub_tags_text(questions))) || to_tsvector('simple'::regconfig, public.memhub_with_parts(public.memhub_tags_text(questions)))))) STORED,
+    retired_at timestamp with time zone,
     CONSTRAINT memories_check CHECK (((status = 'SUPERSEDED'::text) = (superseded_by IS NOT NULL))),
     CONSTRAINT memories_check1 CHECK (((superseded_by IS NULL) OR (superseded_by <> id))),
     CONSTRAINT memories_client_info_size CHECK (((client_info IS NULL) OR ((char_length(client_info) >= 1) AND (char_length(client_info) <= 200)))),
@@ -1785,6 +1883,7 @@ CREATE TABLE public.memories (
     CONSTRAINT memories_model_size CHECK (((model IS NULL) OR ((char_length(model) >= 1) AND (char_length(model) <= 100)))),
     CONSTRAINT memories_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text)),
     CONSTRAINT memories_origin_check CHECK ((origin = ANY (ARRAY['user_stated'::text, 'agent_inferred'::text, 'imported'::text, 'curated'::text]))),
+    CONSTRAINT memories_retired_at CHECK ((((status = ANY (ARRAY['SUPERSEDED'::text, 'DELETED'::text])) = (retired_at IS NOT NULL)) AND ((retired_at IS NULL) OR (retired_at >= created_at)))),
     CONSTRAINT memories_status_check CHECK ((status = ANY (ARRAY['ACTIVE'::text, 'SUPERSEDED'::text, 'DELETED'::text, 'EXPIRED'::text]))),
     CONSTRAINT memories_tags_check CHECK ((cardinality(tags) <= 32)),
     CONSTRAINT memories_title_check CHECK (((title IS NULL) OR (char_length(title) <= 500)))
@@ -2412,6 +2511,8 @@ CREATE TRIGGER memories_purge_observations AFTER DELETE ON public.memories FOR E
 
 CREATE TRIGGER memories_purge_only BEFORE DELETE ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memhub_delete_by_purge_only();
 
+CREATE TRIGGER memories_retired_at BEFORE INSERT OR UPDATE ON public.memories FOR EACH ROW WHEN ((NOT public.memhub_restoring('public.memories'::regclass))) EXECUTE FUNCTION public.memories_retired_at();
+
 CREATE TRIGGER memory_claims_guard BEFORE INSERT OR DELETE OR UPDATE ON public.memory_claims FOR EACH ROW EXECUTE FUNCTION public.memhub_trust_rows_guard();
 
 CREATE TRIGGER memory_observations_guard BEFORE INSERT OR DELETE OR UPDATE ON public.memory_observations FOR EACH ROW EXECUTE FUNCTION public.memhub_trust_rows_guard();
@@ -2978,6 +3079,10 @@ GRANT ALL ON FUNCTION public.memhub_lexical_candidates(p_namespace text, p_terms
 
 GRANT ALL ON FUNCTION public.memhub_lexical_gate(p_namespace text, p_terms tsquery[], p_gate tsquery, p_floor integer, p_seen uuid[], p_limit integer, p_kinds text[], p_tags text[]) TO memhub_app;
 
+GRANT ALL ON FUNCTION public.memhub_memories_as_of(p_namespace text, p_at timestamp with time zone) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_memories_at(p_namespace text, p_at timestamp with time zone) TO memhub_app;
+
 GRANT ALL ON FUNCTION public.memhub_needs_reverification(p_namespace text, p_id uuid, p_kind text, p_status text) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_ns_key(ns text) TO memhub_app;
@@ -3012,6 +3117,8 @@ GRANT ALL ON FUNCTION public.memhub_refresh_lexicon(p_namespace text) TO memhub_
 
 GRANT ALL ON FUNCTION public.memhub_restoring(tbl regclass) TO memhub_app;
 
+GRANT ALL ON FUNCTION public.memhub_revision_tsv(title text, content text, tags text[], questions text[], lineage text) TO memhub_app;
+
 GRANT ALL ON FUNCTION public.memhub_tag_gate(ns text, tags text[]) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_tags_text(tags text[]) TO memhub_app;
@@ -3039,6 +3146,8 @@ GRANT ALL ON FUNCTION public.memories_mirror_current_revision() TO memhub_app;
 GRANT ALL ON FUNCTION public.memories_provenance_guard() TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memories_purge_observations() TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memories_retired_at() TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memory_revisions_append_only() TO memhub_app;
 

@@ -111,6 +111,9 @@ class MemoryReads(ServerSecrets):
                 "memory": {**memory_dict(row), "observations": counts},
                 "status": effective_status(row),
                 "superseded_by": str(row["superseded_by"]) if row["superseded_by"] else None,
+                # When it was superseded or forgotten (migration 0045): an as_of before it
+                # finds the memory current.
+                **({"retired_at": iso(row["retired_at"])} if row.get("retired_at") else {}),
                 "supersedes": [str(r["id"]) for r in supersedes],
                 "revisions": [
                     {

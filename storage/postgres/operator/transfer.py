@@ -59,8 +59,8 @@ COLUMNS: dict[str, dict[str, str]] = {
     "memories": {
         **dict.fromkeys(("id", "kind", "key", "metadata", "status", "superseded_by",
                          "current_revision", "author_client", "quarantined", "deleted_reason",
-                         "created_at", "updated_at", "expires_at", "lineage", "origin",
-                         "model", "client_info", "derived_from"), IN_FILE),
+                         "created_at", "updated_at", "retired_at", "expires_at", "lineage",
+                         "origin", "model", "client_info", "derived_from"), IN_FILE),
         "seq": ORDER, "namespace": NAMESPACE,
         "title": "the current revision's (revisions[-1])",
         "content": "the current revision's (revisions[-1])",
