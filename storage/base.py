@@ -10,6 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
+from .activity import ActivityBackend
 from .admin import AdminBackend
 from .bootstrap import BootstrapBackend
 from .changes import ChangeFeedBackend
@@ -66,5 +67,5 @@ class StorageBackend(CoreBackend, AdminBackend, BootstrapBackend, MemoryBackend,
                      WorkBackend,
                      ProfileBackend, OAuthBackend, ChangeFeedBackend, TrustBackend, ClaimBackend,
                      GateBackend,
-                     CurationBackend, ABC):
+                     CurationBackend, ActivityBackend, ABC):
     """Everything the tools may ask of storage."""

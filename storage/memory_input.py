@@ -244,6 +244,20 @@ def check_revision(value: Any) -> int:
     return value
 
 
+def key_prefix_pattern(prefix: Any) -> str | None:
+    """The LIKE pattern of keys starting with `prefix` (None: no filter): its `%`, `_` and
+    `\\` escaped, so each stands for itself. INVALID_INPUT unless 1-MAX_KEY printable
+    characters (not stripped: a key prefix may end in a space)."""
+    if prefix is None:
+        return None
+    if (not isinstance(prefix, str) or not 0 < len(prefix) <= MAX_KEY
+            or _CONTROL.search(prefix)):
+        raise InvalidInput(f"key_prefix must be 1-{MAX_KEY} printable characters",
+                           field="key_prefix")
+    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + "%"
+
+
 def check_list_status(status: Any) -> str | None:
     if status not in LIST_STATUSES:
         raise InvalidInput(f"status must be one of {', '.join(LIST_STATUSES)}", field="status")

@@ -28,9 +28,10 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         keep next_cursor and pass it next time; you get every change after it exactly once,
         including writes that were still committing when you last read. Each change: what
         (created, revised, superseded, forgotten, expired, quarantined, released, imported
-        for memories; saved, taken for handoffs; closed for sessions), target_type and
-        target_id, revision (memories), replacement_id (superseded: read that memory
-        instead), surface (which client did it; 'system' for background work) and at.
+        for memories; saved, taken for handoffs; closed for sessions; purged, without
+        target_id: an operator removed one for good), target_type and target_id, revision
+        (memories), replacement_id (superseded: read that memory instead), surface (which
+        client did it; 'system' for background work) and at.
         Returns {"changes", "next_cursor", "has_more"}: next_cursor is always given; when
         has_more, call again at once. Read a changed item with memory_get, handoff_list or
         session_get. Errors: INVALID_INPUT (a cursor not issued for this namespace, a limit

@@ -42,17 +42,19 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         cursor: Annotated[str | None, Field(description="next_cursor of the previous page")]
         = None,
         include_quarantined: bool = False,
+        key_prefix: Annotated[str | None, Field(description="Only keys starting with this, "
+                                                            "e.g. 'coord/'.")] = None,
     ) -> dict[str, Any]:
         """List memories newest first: {"memories": [...], "next_cursor"}.
 
-        Default: ACTIVE, unexpired, not quarantined. Filter by kind and/or one tag; status
-        SUPERSEDED, DELETED, EXPIRED or ALL for audits. Page with next_cursor (stable while
-        others write). Errors: INVALID_INPUT (bad filter or cursor).
+        Default: ACTIVE, unexpired, not quarantined. Filter by kind, one tag and/or a key
+        prefix; status SUPERSEDED, DELETED, EXPIRED or ALL for audits. Page with next_cursor
+        (stable while others write). Errors: INVALID_INPUT (bad filter or cursor).
         """
         principal = authorize(namespace, write=False)
         return await rt.storage().list_memories(
             principal, namespace, kind=kind, tag=tag, status=status, limit=limit,
-            cursor=cursor, include_quarantined=include_quarantined,
+            cursor=cursor, include_quarantined=include_quarantined, key_prefix=key_prefix,
         )
 
     @mcp.tool(annotations=READ)

@@ -43,7 +43,7 @@ def build_mcp(rt: Runtime) -> FastMCP:
         version=rt.version,
         mask_error_details=True,
         # First listed runs outermost: the metrics see the error code the client is sent.
-        middleware=[ToolMetrics(rt.metrics), ErrorMapping(), ToolProfiles(),
+        middleware=[ToolMetrics(rt.metrics, rt.activity), ErrorMapping(), ToolProfiles(),
                     StringifiedArguments()],
         on_duplicate="error",
     )

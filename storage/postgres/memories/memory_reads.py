@@ -67,6 +67,7 @@ class MemoryReads(PgCore):
         limit: int = 50,
         cursor: str | None = None,
         include_quarantined: bool = False,
+        key_prefix: str | None = None,
     ) -> dict[str, Any]:
         check_namespace(principal, namespace, write=False)
         wanted = mi.check_list_status(status)
@@ -78,6 +79,7 @@ class MemoryReads(PgCore):
             "limit": mi.check_limit(limit),
             "after_seq": decode_cursor(cursor),
             "include_quarantined": bool(include_quarantined),
+            "key_like": mi.key_prefix_pattern(key_prefix),
         }
         name = "memories.list_live" if wanted == "ACTIVE" else "memories.list_by_status"
 
