@@ -45,8 +45,10 @@ CREATE TRIGGER sessions_change_feed_purged
     AFTER DELETE ON sessions FOR EACH ROW EXECUTE FUNCTION memhub_feed_purged();
 ALTER FUNCTION memhub_purge_namespace(text, text, text, text) SET memhub.purging_namespace = 'on';
 
--- memory_list's key_prefix: `key LIKE 'prefix%'` with the prefix's % _ \ escaped. The unique
--- index on ACTIVE keys (0002) uses the database's collation, with which LIKE cannot use a
--- btree unless it is C; text_pattern_ops compares bytes, so a prefix is one range of it.
+-- memory_list's key_prefix: `starts_with(key, prefix)`, which PostgreSQL turns into a range of
+-- a btree when the prefix is known at planning. The unique index on ACTIVE keys (0002) uses the
+-- database's collation, where that range exists only if the collation is C; text_pattern_ops
+-- compares bytes, so it exists whatever the collation, for every status. (LIKE is not
+-- leakproof: under row-level security it is never an index condition.)
 CREATE INDEX memories_key_prefix ON memories (namespace, key text_pattern_ops)
     WHERE key IS NOT NULL;

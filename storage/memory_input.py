@@ -244,18 +244,18 @@ def check_revision(value: Any) -> int:
     return value
 
 
-def key_prefix_pattern(prefix: Any) -> str | None:
-    """The LIKE pattern of keys starting with `prefix` (None: no filter): its `%`, `_` and
-    `\\` escaped, so each stands for itself. INVALID_INPUT unless 1-MAX_KEY printable
-    characters (not stripped: a key prefix may end in a space)."""
+def check_key_prefix(prefix: Any) -> str | None:
+    """A key prefix for memory_list (None: no filter): 1-MAX_KEY printable characters, not
+    stripped (a prefix may end in a space). Matched with starts_with, never LIKE: `%` and `_`
+    are characters like any other, and (LIKE not being leakproof) row-level security would
+    keep LIKE from using an index. INVALID_INPUT otherwise."""
     if prefix is None:
         return None
     if (not isinstance(prefix, str) or not 0 < len(prefix) <= MAX_KEY
             or _CONTROL.search(prefix)):
         raise InvalidInput(f"key_prefix must be 1-{MAX_KEY} printable characters",
                            field="key_prefix")
-    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return escaped + "%"
+    return prefix
 
 
 def check_list_status(status: Any) -> str | None:

@@ -1,7 +1,8 @@
 """Namespace tools: declare a project's profile once (`namespace_init`), read it back
 (`namespace_profile`).
 
-Thin: authorize the namespace first, then hand over to storage, which validates the profile
+Thin: authorize the namespace first, then hand over to the use case (usecases/namespace_init.py:
+which database answered, then the write) or storage, which validates the profile
 (storage/profiles.py). The writer recorded is the token's surface, never an argument.
 """
 
@@ -13,6 +14,7 @@ from fastmcp import FastMCP
 from pydantic import Field
 
 from ..runtime import Runtime
+from ..usecases.namespace_init import namespace_init as declare
 from .args import READ, WRITE, Namespace, RequestId
 from .caller import authorize
 
@@ -23,7 +25,8 @@ Profile = Annotated[
         "chars); context_quota {KIND: share 0-1, sum <= 1} (memory_context's share of the "
         "budget per kind; default DECISION .35, CONVENTION .25, FACT .2, TODO .1, NOTE .1); "
         "reverify_days {KIND: 1-3650}; tool_profile 'core'|'full' (advised to clients); "
-        "intent_gate 'off'|'on' (reserved). {} declares the namespace with the defaults.")),
+        "intent_gate 'off'|'on' (on: superseding and forgetting preview first, then apply on "
+        "confirmation). {} declares the namespace with the defaults.")),
 ]
 
 
@@ -45,18 +48,18 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         again with the same profile changes nothing. The profile replaces the stored one as a
         whole (read it first with namespace_profile to change one key). A namespace never
         initialised uses the defaults. Returns {"outcome": "created" | "updated" |
-        "unchanged" | "replayed", "profile", "version", "updated_at", "updated_by", ...};
-        the description comes back wrapped in untrusted-data markers. Errors: INVALID_INPUT
-        (an unknown key or a value out of bounds, named in details.field; a description that
-        reads like instructions), CONFLICT (expected_version is stale: details
-        current_version, current_profile, updated_by, updated_at), FORBIDDEN (a read-only
-        token), IDEMPOTENCY_MISMATCH.
+        "unchanged" | "replayed", "profile", "version", "updated_at", "updated_by", ...,
+        "database" (instance_id: which memhub database holds it), "steps_run" (database,
+        profile)}; the description comes back wrapped in untrusted-data markers. Errors:
+        INVALID_INPUT (an unknown key or a value out of bounds, named in details.field; a
+        description that reads like instructions), CONFLICT (expected_version is stale:
+        details current_version, current_profile, updated_by, updated_at), FORBIDDEN (a
+        read-only token), IDEMPOTENCY_MISMATCH.
         """
         principal = authorize(namespace, write=True)
-        return await rt.storage().namespace_init(
-            principal, namespace, profile, expected_version=expected_version,
-            client_request_id=client_request_id,
-        )
+        return await declare(rt, principal, namespace, profile,
+                             expected_version=expected_version,
+                             client_request_id=client_request_id)
 
     @mcp.tool(annotations=READ)
     async def namespace_profile(namespace: Namespace) -> dict[str, Any]:

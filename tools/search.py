@@ -13,6 +13,7 @@ from pydantic import Field
 
 from ..runtime import Runtime
 from ..storage.search import MODES
+from ..usecases.recall import recall as recall_steps
 from .args import READ, Also, Kinds, Namespace
 from .caller import authorize
 from .hits import search_answer
@@ -57,14 +58,15 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         """Whether the project has recorded an answer: use it before answering from memory,
         and say you do not know when it returns nothing. Returns only the memories that answer
         (match strong) or may (weak: read them and judge), as memory_search shows them, with
-        "answered" (false: nothing recorded matches), "rejected" (of the best `limit`) and
-        "reasons". Errors: INVALID_INPUT, FORBIDDEN.
+        "answered" (false: nothing recorded matches), "rejected" (of the best `limit`),
+        "reasons" and steps_run (search, guard: status, ms). Errors: INVALID_INPUT,
+        FORBIDDEN.
         """
         principal = authorize(namespace, write=False)
-        got = await rt.storage().recall(principal, namespace, query, limit=limit, kinds=kinds,
-                                        also=also)
+        got = await recall_steps(rt, principal, namespace, query, limit=limit, kinds=kinds,
+                                 also=also)
         return search_answer(got, answered=got["answered"], rejected=got["rejected"],
-                             reasons=got["reasons"])
+                             reasons=got["reasons"], steps_run=got["steps_run"])
 
     @mcp.tool(annotations=READ)
     async def memory_context(

@@ -79,7 +79,7 @@ class MemoryReads(PgCore):
             "limit": mi.check_limit(limit),
             "after_seq": decode_cursor(cursor),
             "include_quarantined": bool(include_quarantined),
-            "key_like": mi.key_prefix_pattern(key_prefix),
+            "key_prefix": mi.check_key_prefix(key_prefix),
         }
         name = "memories.list_live" if wanted == "ACTIVE" else "memories.list_by_status"
 
