@@ -112,6 +112,11 @@ class ActivityBuffer:
                                extra={"code": err.code, "rows": len(batch)})
                 self.on_drop("write_failed", len(batch))
                 continue
+            except Exception:  # a bug here must not end the writer: later rows still go
+                logger.exception("activity rows dropped: the write failed",
+                                 extra={"rows": len(batch)})
+                self.on_drop("write_failed", len(batch))
+                continue
             written += len(batch)
         return written
 
