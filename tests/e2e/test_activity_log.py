@@ -61,7 +61,7 @@ async def test_every_call_is_logged_with_who_and_how_it_went_and_never_an_argume
 
     rows = wait_for_rows(db_dsn, 6)
     text = "\n".join(r["json"] for r in rows)
-    assert secret not in text and secret[:60] not in text
+    assert secret[:12] not in text  # not even a piece of it
     for result_value in (made["memory"]["id"], answered["results"][0]["id"]):
         assert result_value not in text
     assert [(r["tool"], r["namespace"], r["surface"], r["outcome"], r["error_code"])
