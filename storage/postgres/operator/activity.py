@@ -36,7 +36,12 @@ class ActivityStore(PgCore):
 
         # Background work, with no caller bound: every namespace in scope (rows without one
         # included). Not retried: a replay after a lost COMMIT could write the batch twice.
-        await self._run(ALL_NAMESPACES, write, retry_safe=False)
+        # Committed without waiting for the WAL flush: a crash may lose the last batch, which
+        # the log accepts anyway, and the transaction ends sooner. While it runs, the change
+        # feed's horizon (the oldest running transaction, docs/change-feed.md) stays behind
+        # any write that started after it, so a short one delays no reader.
+        await self._run(ALL_NAMESPACES, write, retry_safe=False,
+                        gucs={"synchronous_commit": "off"})
 
     async def tool_activity(self, namespace: str, *, limit: int = 100) -> dict[str, Any]:
         ns = check_activity_namespace(namespace)
