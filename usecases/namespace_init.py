@@ -1,10 +1,10 @@
 """`namespace_init`'s use case: which database answered, then the profile written, each
 reported in `steps_run` (usecases/steps.py).
 
-database: the memhub database that holds the declaration (two clients seeing one instance_id
-share one memory), as session_bootstrap's first step says it; it degrades, never fails the
-call. profile: the declaration (storage/profiles.py), essential: a refused write is the call's
-error, and nothing was written.
+database: the memhub database that holds the declaration (its instance_id and migration level:
+two clients seeing one instance_id share one memory); it degrades, never fails the call.
+profile: the declaration (storage/profiles.py), essential: a refused write is the call's error,
+and nothing was written.
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ async def namespace_init(rt: Runtime, principal: Principal, namespace: str, prof
     steps = StepLog()
 
     async def database() -> dict[str, Any]:
-        return await which_database(rt, principal, namespace)
+        # What tells two clients they declared into one memory; the rest is session_bootstrap's.
+        identity = await which_database(rt, principal, namespace)
+        return {k: identity[k] for k in ("instance_id", "migration_level")}
 
     async def write() -> dict[str, Any]:
         return await rt.storage().namespace_init(
