@@ -164,6 +164,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             run_until_shutdown(stack, retention.collect_forever(
                 backend, retention.RetentionPolicy.from_settings(settings),
                 settings.gc_interval_seconds, rt.metrics.job_recorder("gc")), "memhub-gc")
+            # Started before the MCP app and so stopped after it: its last flush writes the
+            # rows of the last calls.
+            run_until_shutdown(stack, rt.activity.write_forever(backend), "memhub-activity")
             await stack.enter_async_context(mcp_app.lifespan(app))
             take_over_mcp_body_limit(mcp_app)
             logger.info("memhub ready", extra={"host": settings.host, "port": settings.port})

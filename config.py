@@ -141,6 +141,8 @@ class Settings(BaseSettings):
     # Change-feed entries (memory_changes) are kept this long; a cursor older than what is
     # kept answers CURSOR_EXPIRED.
     change_feed_retention_days: int = Field(default=30, ge=1)
+    # Activity-log rows (one per tool call, no content: storage/activity.py) are kept this long.
+    activity_retention_days: int = Field(default=14, ge=1)
     # How often each process tries a collection (one runs at a time across processes).
     gc_interval_seconds: float = Field(default=3600.0, gt=0)
 

@@ -26,6 +26,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.exposition import generate_latest
 
 from .errors import Internal, MemhubError
+from .storage.activity import DROPPED_REASONS
 
 if TYPE_CHECKING:
     from .storage.base import StorageBackend
@@ -199,12 +200,18 @@ class Metrics:
                                       registry=r)
         self.auth_refusals = Counter("memhub_auth_refusals", "Requests the token gate "
                                      "refused, by reason.", ["reason"], registry=r)
+        self.activity_dropped = Counter("memhub_activity_dropped", "Activity-log rows "
+                                        "dropped: overflow (the buffer was full), write_failed "
+                                        "(the database refused the batch).", ["reason"],
+                                        registry=r)
         # Series that exist before their first event read as 0, not as absent.
         for job in JOBS:
             self.job_runs.labels(job)
             self.job_failures.labels(job)
         for reason in REFUSALS:
             self.auth_refusals.labels(reason)
+        for reason in DROPPED_REASONS:
+            self.activity_dropped.labels(reason)
         self.queue = QueueReading()
         self._sampled = _Sampled()
         r.register(self._sampled)
@@ -215,6 +222,11 @@ class Metrics:
         outcome = "ok" if code is None else "error"
         self.tool_calls.labels(tool, outcome, code_label(code)).inc()
         self.tool_duration.labels(tool).observe(seconds)
+
+    def activity_rows_dropped(self, reason: str, rows: int) -> None:
+        """Rows the activity log lost (storage/activity.py): `reason` one of
+        DROPPED_REASONS."""
+        self.activity_dropped.labels(reason).inc(rows)
 
     def observe_http(self, path: str, status: int, seconds: float) -> None:
         route = route_label(path)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import Unavailable
 from .metrics import Metrics
+from .storage.activity import ActivityBuffer
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -42,6 +43,12 @@ class Runtime:
     # Made on first use (usecases/reconcile.py): its ETags and rate-limit state last as long as
     # the process.
     _github: GitHubClient | None = None
+    # The activity log's rows on their way to the database (storage/activity.py): the tool
+    # middleware appends, a lifespan task writes.
+    activity: ActivityBuffer = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.activity = ActivityBuffer(on_drop=self.metrics.activity_rows_dropped)
 
     def github(self) -> GitHubClient:
         """The process's GitHub client; UNAVAILABLE when this Runtime was given none."""

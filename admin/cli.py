@@ -17,6 +17,7 @@
     memhub-admin github allow|deny NAMESPACE OWNER/NAME
     memhub-admin github list [NAMESPACE]
     memhub-admin smoke --url URL [--token-file FILE] [--namespace N] [--profile P] [--purge]
+    memhub-admin activity NAMESPACE [--limit N]
 
 Every command but `migrate` and `model import` refuses a place holding no memhub database
 (NO_DATABASE) rather than creating one there; `migrate` creates it.
@@ -37,7 +38,8 @@ from pydantic import ValidationError
 from ..config import Settings, settings_problem
 from ..storage.postgres.database_url import DATABASE_URL_REMEDY, check_database_url
 from ..storage.postgres.migrate import apply_migrations
-from . import gc, github_cli, model_cli, oauth_cli, purge, smoke, token_cli, transfer_cli
+from . import (activity_cli, gc, github_cli, model_cli, oauth_cli, purge, smoke, token_cli,
+               transfer_cli)
 from .cli_support import EXIT_ERROR, EXIT_OK, emit, fail, resolve_dsn, run_store
 from .token_cli import token_line
 
@@ -150,6 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     model_cli.add_commands(sub, common)
     github_cli.add_commands(sub, common)
     smoke.add_commands(sub, common)
+    activity_cli.add_commands(sub, common)
     return parser
 
 

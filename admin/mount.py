@@ -83,6 +83,11 @@ def install(app: FastAPI, rt: Runtime) -> Admin:
     async def deny_repo(request: Request):
         return await handle(admin.grant_repo(request, allow=False))
 
+    async def activity(request: Request, namespace: str):
+        return await handle(admin.activity(request, namespace))
+
+    app.add_api_route("/admin/namespaces/{namespace}/activity", activity, methods=["GET"],
+                      include_in_schema=False)
     app.add_api_route("/admin/github/grants", allow_repo, methods=["POST"],
                       include_in_schema=False)
     app.add_api_route("/admin/github/grants/deny", deny_repo, methods=["POST"],

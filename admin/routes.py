@@ -34,6 +34,7 @@ from .flash import FlashBox
 logger = logging.getLogger(__name__)
 
 HERE = Path(__file__).resolve().parent
+ACTIVITY_SHOWN = 200
 NOTICES = {
     "revoked": "Token revoked. Clients using it are refused from now on.",
     "logged-out": "Logged out.",
@@ -189,6 +190,15 @@ class Admin:
             notice=NOTICES.get(request.query_params.get("notice", "")),
             error=error,
         )
+
+    async def activity(self, request: Request, namespace: str) -> Response:
+        """A namespace's latest tool calls (storage/activity.py); read-only."""
+        session = await self.operator.session(request)
+        if session is None or not session.authed:
+            return redirect("/admin/login")
+        found = await self.rt.storage().tool_activity(namespace, limit=ACTIVITY_SHOWN)
+        return self.pages.page("activity.html", found=found, limit=ACTIVITY_SHOWN,
+                               retention_days=self.settings.activity_retention_days)
 
     # --- confirmations: the page a Rotate or Revoke link opens (a GET changes nothing) -----
     async def ask(self, request: Request,

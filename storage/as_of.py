@@ -87,6 +87,7 @@ class AsOfBackend(ABC):
         self, principal: Principal, namespace: str, as_of: datetime, *,
         kind: str | None = None, tag: str | None = None, status: str = "ACTIVE",
         limit: int = 50, cursor: str | None = None, include_quarantined: bool = False,
+        key_prefix: str | None = None,
     ) -> dict[str, Any]:
         """The memories current at as_of, newest first: {"memories", "next_cursor", "as_of"}.
         INVALID_INPUT for a status other than ACTIVE (the audit listings are of the

@@ -10,6 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
+from .activity import ActivityBackend
 from .admin import AdminBackend
 from .as_of import AsOfBackend
 from .bootstrap import BootstrapBackend
@@ -67,5 +68,5 @@ class StorageBackend(CoreBackend, AdminBackend, BootstrapBackend, MemoryBackend,
                      AsOfBackend, WorkBackend,
                      ProfileBackend, OAuthBackend, ChangeFeedBackend, TrustBackend, ClaimBackend,
                      GateBackend,
-                     CurationBackend, ABC):
+                     CurationBackend, ActivityBackend, ABC):
     """Everything the tools may ask of storage."""

@@ -89,9 +89,10 @@ class ChangeFeedBackend(ABC):
                              cursor: str | None = None,
                              limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
         """Changes after `cursor` (None: from the oldest kept), oldest first, at most `limit`:
-        {"changes": [{"change_id", "what", "target_type", "target_id", "revision", "surface",
-        "at", "replacement_id"?}], "next_cursor", "has_more"}. `next_cursor` is always given
-        (also when nothing is new): reading from it returns only what came after.
+        {"changes": [{"change_id", "what", "target_type", "target_id" (none for "purged"),
+        "revision", "surface", "at", "replacement_id"?}], "next_cursor", "has_more"}.
+        `next_cursor` is always given (also when nothing is new): reading from it returns only
+        what came after.
         CURSOR_EXPIRED when changes after `cursor` are no longer kept."""
 
     @abstractmethod

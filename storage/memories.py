@@ -112,8 +112,10 @@ class MemoryBackend(ABC):
         limit: int = 50,
         cursor: str | None = None,
         include_quarantined: bool = False,
+        key_prefix: str | None = None,
     ) -> dict[str, Any]:
-        """{"memories": [...], "next_cursor": str|None}, newest first, keyset-paginated."""
+        """{"memories": [...], "next_cursor": str|None}, newest first, keyset-paginated;
+        `key_prefix` keeps the memories whose key starts with it, character for character."""
 
     @abstractmethod
     async def memory_history(

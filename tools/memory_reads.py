@@ -43,6 +43,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         cursor: Cursor = None,
         include_quarantined: bool = False,
         as_of: AsOf = None,
+        key_prefix: Annotated[str | None, Field(description="Keys starting with this, e.g. "
+                                                            "'coord/'.")] = None,
     ) -> dict[str, Any]:
         """Memories newest first: by default ACTIVE, unexpired, not quarantined. Other
         statuses for audits. Errors: INVALID_INPUT (bad filter or cursor)."""
@@ -50,10 +52,11 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         if as_of is not None:
             return await rt.storage().list_as_of(
                 principal, namespace, check_as_of(as_of), kind=kind, tag=tag, status=status,
-                limit=limit, cursor=cursor, include_quarantined=include_quarantined)
+                limit=limit, cursor=cursor, include_quarantined=include_quarantined,
+                key_prefix=key_prefix)
         return await rt.storage().list_memories(
             principal, namespace, kind=kind, tag=tag, status=status, limit=limit,
-            cursor=cursor, include_quarantined=include_quarantined,
+            cursor=cursor, include_quarantined=include_quarantined, key_prefix=key_prefix,
         )
 
     @mcp.tool(annotations=READ)

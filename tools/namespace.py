@@ -1,7 +1,8 @@
 """Namespace tools: declare a project's profile once (`namespace_init`), read it back
 (`namespace_profile`).
 
-Thin: authorize the namespace first, then hand over to storage, which validates the profile
+Thin: authorize the namespace first, then hand over to the use case (usecases/namespace_init.py:
+which database answered, then the write) or storage, which validates the profile
 (storage/profiles.py). The writer recorded is the token's surface, never an argument.
 """
 
@@ -13,6 +14,7 @@ from fastmcp import FastMCP
 from pydantic import Field
 
 from ..runtime import Runtime
+from ..usecases.namespace_init import namespace_init as declare
 from .args import READ, WRITE, Namespace, RequestId
 from .caller import authorize
 
@@ -42,10 +44,9 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         namespace_profile first to change one key). Same profile again: unchanged. Errors:
         CONFLICT (stale expected_version), IDEMPOTENCY_MISMATCH."""
         principal = authorize(namespace, write=True)
-        return await rt.storage().namespace_init(
-            principal, namespace, profile, expected_version=expected_version,
-            client_request_id=client_request_id,
-        )
+        return await declare(rt, principal, namespace, profile,
+                             expected_version=expected_version,
+                             client_request_id=client_request_id)
 
     @mcp.tool(annotations=READ)
     async def namespace_profile(namespace: Namespace) -> dict[str, Any]:

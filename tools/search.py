@@ -14,6 +14,7 @@ from pydantic import Field
 from ..runtime import Runtime
 from ..storage.as_of import check_as_of
 from ..storage.search import MODES
+from ..usecases.recall import recall as recall_steps
 from .args import READ, Also, AsOf, Kinds, Namespace
 from .caller import authorize
 from .hits import search_answer
@@ -60,10 +61,10 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         returns nothing, say you do not know. Hits answer (match strong) or may (weak: judge them).
         `also` finds answers the question's own words miss."""
         principal = authorize(namespace, write=False)
-        got = await rt.storage().recall(principal, namespace, query, limit=limit, kinds=kinds,
-                                        also=also)
+        got = await recall_steps(rt, principal, namespace, query, limit=limit, kinds=kinds,
+                                 also=also)
         return search_answer(got, answered=got["answered"], rejected=got["rejected"],
-                             reasons=got["reasons"])
+                             reasons=got["reasons"], steps_run=got["steps_run"])
 
     @mcp.tool(annotations=READ)
     async def memory_context(

@@ -51,8 +51,8 @@ def build_mcp(rt: Runtime) -> FastMCP:
         mask_error_details=True,
         # First listed runs outermost: the metrics see the error code the client is sent;
         # the list is compacted after the profile has chosen from it.
-        middleware=[ToolMetrics(rt.metrics), ErrorMapping(), CompactToolList(), ToolProfiles(),
-                    StringifiedArguments()],
+        middleware=[ToolMetrics(rt.metrics, rt.activity), ErrorMapping(), CompactToolList(),
+                    ToolProfiles(), StringifiedArguments()],
         on_duplicate="error",
     )
     # The order tools are listed in (tools/list) follows the order of registration.

@@ -5,7 +5,7 @@ read the project's profile, check health, pick up what was handed over, see what
 what is stale, load context, open a session. Left to the client, a skipped step leaves no
 trace. Here each step runs in order and reports itself in `steps_run` (ok / degraded /
 skipped, and its time); a step that fails degrades itself, never the call, and later steps
-still run.
+still run (usecases/steps.py).
 
 The answer fits `budget_tokens` (counted as memory_context counts: its exact JSON). Memories
 come first and diagnostics last: context is packed into the budget less the other sections'
@@ -17,20 +17,17 @@ carries the memories that fit.
 from __future__ import annotations
 
 import copy
-import logging
-import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import CursorExpired, MemhubError
+from ..errors import CursorExpired
 from ..runtime import Runtime
 from ..storage.context_pack import count_tokens, dumps
 from ..storage.principal import Principal
 from .model_status import scoped_model_status
-
-logger = logging.getLogger(__name__)
+from .steps import Skipped, StepLog
 
 STEPS = ("database", "profile", "health", "handoffs", "changes", "reverification", "context",
          "session", "mark")
@@ -47,7 +44,6 @@ TAIL_RESERVE = 260
 COMPACT = {"health": ("degraded", "attention"),
            "database": ("instance_id", "migration_level", "embedded", "pooled"),
            "profile": ("initialised", "version", "profile")}
-ERROR_CHARS = 160  # of a degraded step's message: the code says what; the rest is in the log
 
 
 @dataclass
@@ -61,39 +57,16 @@ class Bootstrap:
     title: str | None
     client_request_id: str | None
     answer: dict[str, Any] = field(default_factory=dict)
-    steps: list[dict[str, Any]] = field(default_factory=list)
+    steps: StepLog = field(default_factory=StepLog)
     feed_cursor: str | None = None  # where the changes step read to
 
     async def step(self, name: str, fn: Callable[[], Awaitable[Any]]) -> None:
         """Run one step; its result (or None) goes in answer[name], its record in steps."""
-        started = time.perf_counter()
-        record: dict[str, Any] = {"step": name}
-        try:
-            result = await fn()
-        except Skipped as skip:
-            record.update(status="skipped", reason=skip.reason)
-            result = None
-        except MemhubError as err:
-            record.update(status="degraded",
-                          error={"code": err.code, "message": err.message[:ERROR_CHARS]})
-            result = None
-        except Exception as exc:  # a bug or an outage in one step must not lose the others
-            logger.exception("bootstrap step failed", extra={"step": name})
-            record.update(status="degraded",
-                          error={"code": "INTERNAL", "message": type(exc).__name__})
-            result = None
-        else:
-            record["status"] = "ok"
-        record["ms"] = round((time.perf_counter() - started) * 1000, 1)
-        self.steps.append(record)
-        self.answer[name] = result
+        self.answer[name] = await self.steps.run(name, fn)
 
     # --- the steps, in order ------------------------------------------------------------
     async def database(self) -> dict[str, Any]:
-        identity = await self.rt.storage().database_identity(self.principal, self.namespace)
-        pooled = identity.pop("pooled")  # answered last, after what only the process knows
-        return {**identity, "memhub_version": self.rt.version,
-                "embedded": self.rt.settings.database_url is None, "pooled": pooled}
+        return await which_database(self.rt, self.principal, self.namespace)
 
     async def profile(self) -> dict[str, Any]:
         return await self.rt.storage().namespace_profile(self.principal, self.namespace)
@@ -201,7 +174,7 @@ class Bootstrap:
     def document(self, trimmed: int = 0, used: int | None = None) -> dict[str, Any]:
         # Counted with tokens_used at the budget's value: the final, smaller figure never
         # takes more tokens than the one counted.
-        return {"namespace": self.namespace, **self.answer, "steps_run": self.steps,
+        return {"namespace": self.namespace, **self.answer, "steps_run": self.steps.records,
                 "budget_tokens": self.budget_tokens,
                 "tokens_used": self.budget_tokens if used is None else used,
                 "trimmed_items": trimmed}
@@ -264,6 +237,15 @@ class Bootstrap:
         return False
 
 
+async def which_database(rt: Runtime, principal: Principal, namespace: str) -> dict[str, Any]:
+    """Which memhub database answered (two clients seeing one instance_id share one memory),
+    and how this process reaches it: the `database` step of the sequence tools."""
+    identity = await rt.storage().database_identity(principal, namespace)
+    pooled = identity.pop("pooled")  # answered last, after what only the process knows
+    return {**identity, "memhub_version": rt.version,
+            "embedded": rt.settings.database_url is None, "pooled": pooled}
+
+
 async def bootstrap(rt: Runtime, principal: Principal, namespace: str, *, query: str | None,
                     budget_tokens: int, title: str | None,
                     client_request_id: str | None,
@@ -274,8 +256,3 @@ async def bootstrap(rt: Runtime, principal: Principal, namespace: str, *, query:
                            budget_tokens=budget_tokens,
                            title=title, client_request_id=client_request_id).run()
 
-
-class Skipped(Exception):  # noqa: N818 (a step's outcome, not an error)
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason

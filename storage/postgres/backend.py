@@ -21,6 +21,7 @@ from .memories.memories import MemoryStore
 from .memories.memory_reads import MemoryReads
 from .memories.profiles import ProfileStore
 from .memories.trust import TrustStore
+from .operator.activity import ActivityStore
 from .operator.admin import AdminStore
 from .operator.admin_sessions import AdminSessionStore
 from .operator.gc import GcStore
@@ -46,7 +47,7 @@ from .work.sessions import SessionStore
 class PostgresBackend(
     # operator
     TokenStore, StatsStore, AdminStore, AdminSessionStore, OAuthStore, GcStore, VitalsStore,
-    HealthStore, GitHubGrantStore,
+    HealthStore, GitHubGrantStore, ActivityStore,
     # work
     GateReviewStore, HandoffStore, SessionStore, ArtifactStore, BootstrapStore, CurationStore,
     # retrieval

@@ -289,6 +289,25 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION public.memhub_feed_purged() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+BEGIN
+    IF coalesce(current_setting('memhub.purging_namespace', true), '') = 'on' THEN
+        RETURN NULL;
+    END IF;
+    DELETE FROM change_feed
+     WHERE namespace = OLD.namespace AND (target_id = OLD.id OR replacement_id = OLD.id);
+    INSERT INTO change_feed (namespace, what, target_type, target_id, surface)
+    VALUES (OLD.namespace, 'purged',
+            CASE TG_TABLE_NAME WHEN 'memories' THEN 'memory' WHEN 'handoffs' THEN 'handoff'
+                               ELSE 'session' END,
+            NULL, memhub_change_surface());
+    RETURN NULL;
+END
+$$;
+
 CREATE FUNCTION public.memhub_feed_work() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public'
@@ -431,6 +450,40 @@ BEGIN
     END IF;
     RETURN jsonb_build_object('ran', true, 'dry_run', p_dry_run, 'removed', removed,
                               'more', more, 'at', clock_timestamp());
+END
+$$;
+
+CREATE FUNCTION public.memhub_gc_activity(p_dry_run boolean, p_batch integer, p_retention interval) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    SET "memhub.namespaces" TO '*'
+    SET "memhub.read_only" TO ''
+    AS $$
+DECLARE
+    cap bigint := CASE WHEN p_dry_run THEN NULL ELSE p_batch END;  -- LIMIT NULL: no limit
+    n bigint;
+BEGIN
+    IF p_batch IS NULL OR p_batch < 1 OR p_retention IS NULL OR p_retention < interval '1 day'
+    THEN
+        RAISE EXCEPTION 'memhub_gc_activity: keep at least a day, the batch at least 1'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- Re-entrant: memhub_gc took it earlier in this transaction; alone, this waits for no one.
+    IF NOT pg_try_advisory_xact_lock(hashtext('memhub_gc')) THEN
+        RETURN jsonb_build_object('removed', '{}'::jsonb, 'more', false);
+    END IF;
+    WITH doomed AS (SELECT id FROM tool_events WHERE at < now() - p_retention LIMIT cap),
+         gone AS (DELETE FROM tool_events
+                   WHERE NOT p_dry_run AND id IN (SELECT id FROM doomed) RETURNING 1)
+    SELECT CASE WHEN p_dry_run THEN (SELECT count(*) FROM doomed)
+                ELSE (SELECT count(*) FROM gone) END INTO n;
+    IF NOT p_dry_run THEN
+        UPDATE gc_runs SET removed = gc_runs.removed || jsonb_build_object('tool_events', n),
+                           more = gc_runs.more OR coalesce(n >= cap, false)
+         WHERE started_at = now();
+    END IF;
+    RETURN jsonb_build_object('removed', jsonb_build_object('tool_events', n),
+                              'more', coalesce(n >= cap, false));
 END
 $$;
 
@@ -857,6 +910,7 @@ CREATE FUNCTION public.memhub_purge_namespace(p_namespace text, p_reason text, p
     SET "memhub.namespaces" TO '*'
     SET "memhub.read_only" TO ''
     SET "memhub.purging" TO 'on'
+    SET "memhub.purging_namespace" TO 'on'
     AS $_$
 DECLARE
     t text;
@@ -1589,15 +1643,16 @@ CREATE TABLE public.change_feed (
     namespace text NOT NULL,
     what text NOT NULL,
     target_type text NOT NULL,
-    target_id uuid NOT NULL,
+    target_id uuid,
     revision integer,
     replacement_id uuid,
     surface text NOT NULL,
     at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT change_feed_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text)),
+    CONSTRAINT change_feed_purged_has_no_id CHECK (((what = 'purged'::text) = (target_id IS NULL))),
     CONSTRAINT change_feed_surface_check CHECK (((char_length(surface) >= 1) AND (char_length(surface) <= 64))),
     CONSTRAINT change_feed_target_type_check CHECK ((target_type = ANY (ARRAY['memory'::text, 'handoff'::text, 'session'::text]))),
-    CONSTRAINT change_feed_what_check CHECK ((what = ANY (ARRAY['created'::text, 'revised'::text, 'superseded'::text, 'forgotten'::text, 'expired'::text, 'quarantined'::text, 'released'::text, 'imported'::text, 'saved'::text, 'taken'::text, 'closed'::text])))
+    CONSTRAINT change_feed_what_check CHECK ((what = ANY (ARRAY['created'::text, 'revised'::text, 'superseded'::text, 'forgotten'::text, 'expired'::text, 'quarantined'::text, 'released'::text, 'imported'::text, 'saved'::text, 'taken'::text, 'closed'::text, 'purged'::text])))
 );
 
 ALTER TABLE ONLY public.change_feed FORCE ROW LEVEL SECURITY;
@@ -2210,6 +2265,36 @@ ALTER TABLE public.sessions ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
     CACHE 1
 );
 
+CREATE TABLE public.tool_events (
+    id bigint NOT NULL,
+    namespace text,
+    tool text NOT NULL,
+    surface text NOT NULL,
+    token_id bigint,
+    outcome text NOT NULL,
+    error_code text,
+    duration_ms real NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT tool_events_check CHECK (((outcome = 'error'::text) = (error_code IS NOT NULL))),
+    CONSTRAINT tool_events_duration_ms_check CHECK ((duration_ms >= (0)::double precision)),
+    CONSTRAINT tool_events_error_code_check CHECK ((error_code ~ '^[A-Z][A-Z_]{0,39}$'::text)),
+    CONSTRAINT tool_events_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text)),
+    CONSTRAINT tool_events_outcome_check CHECK ((outcome = ANY (ARRAY['ok'::text, 'error'::text]))),
+    CONSTRAINT tool_events_surface_check CHECK (((char_length(surface) >= 1) AND (char_length(surface) <= 64))),
+    CONSTRAINT tool_events_tool_check CHECK ((tool ~ '^[a-z0-9_]{1,64}$'::text))
+);
+
+ALTER TABLE ONLY public.tool_events FORCE ROW LEVEL SECURITY;
+
+ALTER TABLE public.tool_events ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.tool_events_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
 ALTER TABLE ONLY public.admin_audit
     ADD CONSTRAINT admin_audit_pkey PRIMARY KEY (id);
 
@@ -2369,6 +2454,9 @@ ALTER TABLE ONLY public.sessions
 ALTER TABLE ONLY public.sessions
     ADD CONSTRAINT sessions_seq_key UNIQUE (seq);
 
+ALTER TABLE ONLY public.tool_events
+    ADD CONSTRAINT tool_events_pkey PRIMARY KEY (id);
+
 CREATE INDEX admin_audit_at ON public.admin_audit USING btree (at DESC, id DESC);
 
 CREATE INDEX admin_ended_sessions_expiry ON public.admin_ended_sessions USING btree (expires_at);
@@ -2422,6 +2510,8 @@ CREATE UNIQUE INDEX memories_active_content ON public.memories USING btree (name
 CREATE UNIQUE INDEX memories_active_key ON public.memories USING btree (namespace, key) WHERE ((status = 'ACTIVE'::text) AND (key IS NOT NULL));
 
 CREATE INDEX memories_expiring ON public.memories USING btree (expires_at) WHERE ((status = 'ACTIVE'::text) AND (expires_at IS NOT NULL));
+
+CREATE INDEX memories_key_prefix ON public.memories USING btree (namespace, key text_pattern_ops) WHERE (key IS NOT NULL);
 
 CREATE INDEX memories_live_recent ON public.memories USING btree (namespace, updated_at DESC, seq DESC) WHERE (status = 'ACTIVE'::text);
 
@@ -2477,6 +2567,10 @@ CREATE INDEX purge_tombstones_target ON public.purge_tombstones USING btree (nam
 
 CREATE INDEX sessions_ns_seq ON public.sessions USING btree (namespace, seq DESC);
 
+CREATE INDEX tool_events_at ON public.tool_events USING btree (at);
+
+CREATE INDEX tool_events_namespace_at ON public.tool_events USING btree (namespace, at DESC, id DESC);
+
 CREATE TRIGGER artifacts_purge_only BEFORE DELETE ON public.artifacts FOR EACH ROW EXECUTE FUNCTION public.memhub_delete_by_purge_only();
 
 CREATE TRIGGER claim_verdicts_guard BEFORE INSERT OR DELETE OR UPDATE ON public.claim_verdicts FOR EACH ROW EXECUTE FUNCTION public.memhub_trust_rows_guard();
@@ -2489,11 +2583,15 @@ CREATE TRIGGER gate_skills_notify AFTER INSERT OR DELETE OR UPDATE ON public.gat
 
 CREATE TRIGGER handoffs_change_feed_insert AFTER INSERT ON public.handoffs FOR EACH ROW EXECUTE FUNCTION public.memhub_feed_work();
 
+CREATE TRIGGER handoffs_change_feed_purged AFTER DELETE ON public.handoffs FOR EACH ROW EXECUTE FUNCTION public.memhub_feed_purged();
+
 CREATE TRIGGER handoffs_change_feed_update AFTER UPDATE ON public.handoffs FOR EACH ROW WHEN ((new.status IS DISTINCT FROM old.status)) EXECUTE FUNCTION public.memhub_feed_work();
 
 CREATE TRIGGER handoffs_purge_only BEFORE DELETE ON public.handoffs FOR EACH ROW EXECUTE FUNCTION public.memhub_delete_by_purge_only();
 
 CREATE TRIGGER memories_change_feed_insert AFTER INSERT ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memhub_feed_memories();
+
+CREATE TRIGGER memories_change_feed_purged AFTER DELETE ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memhub_feed_purged();
 
 CREATE TRIGGER memories_change_feed_update AFTER UPDATE ON public.memories FOR EACH ROW WHEN (((new.current_revision <> old.current_revision) OR (new.quarantined <> old.quarantined) OR (new.status IS DISTINCT FROM old.status) OR (new.superseded_by IS DISTINCT FROM old.superseded_by))) EXECUTE FUNCTION public.memhub_feed_memories();
 
@@ -2530,6 +2628,8 @@ CREATE TRIGGER namespace_profiles_gate_notify AFTER INSERT OR DELETE OR UPDATE O
 CREATE TRIGGER session_events_append_only BEFORE DELETE OR UPDATE ON public.session_events FOR EACH ROW EXECUTE FUNCTION public.session_events_append_only();
 
 CREATE TRIGGER sessions_change_feed_insert AFTER INSERT ON public.sessions FOR EACH ROW WHEN ((current_setting('memhub.restoring'::text, true) = 'on'::text)) EXECUTE FUNCTION public.memhub_feed_work();
+
+CREATE TRIGGER sessions_change_feed_purged AFTER DELETE ON public.sessions FOR EACH ROW EXECUTE FUNCTION public.memhub_feed_purged();
 
 CREATE TRIGGER sessions_change_feed_update AFTER UPDATE ON public.sessions FOR EACH ROW WHEN ((new.status IS DISTINCT FROM old.status)) EXECUTE FUNCTION public.memhub_feed_work();
 
@@ -2696,6 +2796,8 @@ CREATE POLICY read_only_delete ON public.session_events AS RESTRICTIVE FOR DELET
 
 CREATE POLICY read_only_delete ON public.sessions AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
+CREATE POLICY read_only_delete ON public.tool_events AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
 CREATE POLICY read_only_insert ON public.artifacts AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_insert ON public.bootstrap_marks AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
@@ -2748,6 +2850,8 @@ CREATE POLICY read_only_insert ON public.session_events AS RESTRICTIVE FOR INSER
 
 CREATE POLICY read_only_insert ON public.sessions AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
+CREATE POLICY read_only_insert ON public.tool_events AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
 CREATE POLICY read_only_update ON public.artifacts AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_update ON public.bootstrap_marks AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
@@ -2799,6 +2903,8 @@ CREATE POLICY read_only_update ON public.purge_tombstones AS RESTRICTIVE FOR UPD
 CREATE POLICY read_only_update ON public.session_events AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_update ON public.sessions AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.tool_events AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
 ALTER TABLE public.session_events ENABLE ROW LEVEL SECURITY;
 
@@ -2855,6 +2961,10 @@ CREATE POLICY tenant_isolation ON public.purge_tombstones USING (public.memhub_n
 CREATE POLICY tenant_isolation ON public.session_events USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
 CREATE POLICY tenant_isolation ON public.sessions USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.tool_events USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+ALTER TABLE public.tool_events ENABLE ROW LEVEL SECURITY;
 
 GRANT USAGE ON SCHEMA public TO memhub_app;
 
@@ -3063,12 +3173,17 @@ GRANT ALL ON FUNCTION public.memhub_embedding_jobs_notify() TO memhub_app;
 
 REVOKE ALL ON FUNCTION public.memhub_feed_memories() FROM PUBLIC;
 
+REVOKE ALL ON FUNCTION public.memhub_feed_purged() FROM PUBLIC;
+
 REVOKE ALL ON FUNCTION public.memhub_feed_work() FROM PUBLIC;
 
 GRANT ALL ON FUNCTION public.memhub_fresh_at(p_namespace text, p_id uuid) TO memhub_app;
 
 REVOKE ALL ON FUNCTION public.memhub_gc(p_dry_run boolean, p_idempotency_ttl interval, p_dead_job_ttl interval, p_artifact_grace interval, p_login_forgive interval, p_batch integer, p_trigger text, p_min_gap interval, p_change_feed_retention interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.memhub_gc(p_dry_run boolean, p_idempotency_ttl interval, p_dead_job_ttl interval, p_artifact_grace interval, p_login_forgive interval, p_batch integer, p_trigger text, p_min_gap interval, p_change_feed_retention interval) TO memhub_app;
+
+REVOKE ALL ON FUNCTION public.memhub_gc_activity(p_dry_run boolean, p_batch integer, p_retention interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.memhub_gc_activity(p_dry_run boolean, p_batch integer, p_retention interval) TO memhub_app;
 
 REVOKE ALL ON FUNCTION public.memhub_gc_spent(p_dry_run boolean, p_batch integer, p_delivery_keep interval, p_nonce_keep interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.memhub_gc_spent(p_dry_run boolean, p_batch integer, p_delivery_keep interval, p_nonce_keep interval) TO memhub_app;
@@ -3270,6 +3385,10 @@ GRANT SELECT,INSERT ON TABLE public.session_events TO memhub_app;
 GRANT SELECT,INSERT,UPDATE ON TABLE public.sessions TO memhub_app;
 
 GRANT SELECT,USAGE ON SEQUENCE public.sessions_seq_seq TO memhub_app;
+
+GRANT SELECT,INSERT ON TABLE public.tool_events TO memhub_app;
+
+GRANT SELECT,USAGE ON SEQUENCE public.tool_events_id_seq TO memhub_app;
 
 ALTER DEFAULT PRIVILEGES FOR ROLE <migrating role> IN SCHEMA public GRANT SELECT,USAGE ON SEQUENCES TO memhub_app;
 

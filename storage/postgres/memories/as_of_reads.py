@@ -63,6 +63,7 @@ class AsOfReads(ServerSecrets):
         self, principal: Principal, namespace: str, as_of: datetime, *,
         kind: str | None = None, tag: str | None = None, status: str = "ACTIVE",
         limit: int = 50, cursor: str | None = None, include_quarantined: bool = False,
+        key_prefix: str | None = None,
     ) -> dict[str, Any]:
         check_namespace(principal, namespace, write=False)
         if status != "ACTIVE":
@@ -80,6 +81,7 @@ class AsOfReads(ServerSecrets):
             "limit": mi.check_limit(limit),
             "after_seq": decode_cursor(seal, cursor),
             "include_quarantined": bool(include_quarantined),
+            "key_prefix": mi.check_key_prefix(key_prefix),
         }
 
         async def read(conn: Conn) -> dict[str, Any]:

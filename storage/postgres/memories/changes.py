@@ -25,11 +25,10 @@ from ..server_secrets import ServerSecrets
 
 
 def change_dict(row: dict[str, Any]) -> dict[str, Any]:
-    change = {
-        "change_id": row["id"], "what": row["what"], "target_type": row["target_type"],
-        "target_id": str(row["target_id"]), "revision": row["revision"],
-        "surface": row["surface"], "at": iso(row["at"]),
-    }
+    change = {"change_id": row["id"], "what": row["what"], "target_type": row["target_type"]}
+    if row["target_id"] is not None:  # none for "purged": a purge leaves no id behind
+        change["target_id"] = str(row["target_id"])
+    change.update(revision=row["revision"], surface=row["surface"], at=iso(row["at"]))
     if row["replacement_id"] is not None:
         change["replacement_id"] = str(row["replacement_id"])
     return change

@@ -67,6 +67,7 @@ class MemoryReads(ServerSecrets):
         limit: int = 50,
         cursor: str | None = None,
         include_quarantined: bool = False,
+        key_prefix: str | None = None,
     ) -> dict[str, Any]:
         check_namespace(principal, namespace, write=False)
         wanted = mi.check_list_status(status)
@@ -79,6 +80,7 @@ class MemoryReads(ServerSecrets):
             "limit": mi.check_limit(limit),
             "after_seq": decode_cursor(seal, cursor),
             "include_quarantined": bool(include_quarantined),
+            "key_prefix": mi.check_key_prefix(key_prefix),
         }
         name = "memories.list_live" if wanted == "ACTIVE" else "memories.list_by_status"
 

@@ -136,6 +136,8 @@ LEFT_OUT: dict[str, str] = {
     "gate_skills": "not in format version 1: define the skills again with skill_define after "
                    "an import (docs/intent-gate.md)",
     "gate_intents": "a log of what agents set out to do here, not project knowledge",
+    "tool_events": "the activity log of this server's tokens (token_id), not project "
+                   "knowledge; kept 14 days by default",
     "gate_nonces": "spent confirmations of this database's tokens: meaningless elsewhere",
     "claim_verdicts": "checks made from this database; coord_reconcile checks again after an "
                       "import",

@@ -152,6 +152,7 @@ SELECT a.id, a.seq, a.namespace, a.kind, a.key, a.metadata, a.status, a.supersed
  WHERE (%(kind)s::text IS NULL OR a.kind = %(kind)s)
    AND (%(tag)s::text IS NULL OR a.tags @> ARRAY[%(tag)s::text])
    AND (%(include_quarantined)s OR NOT a.quarantined)
+   AND (%(key_prefix)s::text IS NULL OR starts_with(a.key, %(key_prefix)s))
    AND (%(after_seq)s::bigint IS NULL OR a.seq < %(after_seq)s)
  ORDER BY a.seq DESC
  LIMIT %(limit)s;
