@@ -1,4 +1,5 @@
-"""Every MCP tool call counted and timed (memhub_tool_calls_total, memhub_tool_duration_seconds).
+"""Every MCP tool call counted and timed (memhub_tool_calls_total, memhub_tool_duration_seconds);
+a write refused by a namespace's quota counted as a limit refusal (memhub_limit_refusals_total).
 
 Outermost of the server's middleware, so it counts what the client is answered: a failure's
 code is ErrorMapping's, read back from the payload it made. A tool name the server does not
@@ -13,6 +14,7 @@ import time
 from fastmcp.exceptions import ToolError
 from fastmcp.server.middleware import Middleware
 
+from ..errors import QuotaExceeded
 from ..metrics import UNKNOWN_TOOL, Metrics
 from .error_mapping import error_code
 
@@ -39,7 +41,10 @@ class ToolMetrics(Middleware):
         try:
             result = await call_next(context)
         except ToolError as err:
-            self.metrics.tool_call(tool, error_code(err), time.perf_counter() - started)
+            code = error_code(err)
+            self.metrics.tool_call(tool, code, time.perf_counter() - started)
+            if code == QuotaExceeded.code:
+                self.metrics.limit_refused("quota")
             raise
         self.metrics.tool_call(tool, None, time.perf_counter() - started)
         return result

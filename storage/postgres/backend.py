@@ -25,6 +25,7 @@ from .operator.admin_sessions import AdminSessionStore
 from .operator.gc import GcStore
 from .operator.github_grants import GitHubGrantStore
 from .operator.health import HealthStore
+from .operator.limits import LimitsStore
 from .operator.oauth import OAuthStore
 from .operator.stats import StatsStore
 from .operator.tokens import TokenStore
@@ -44,7 +45,7 @@ from .work.sessions import SessionStore
 class PostgresBackend(
     # operator
     TokenStore, StatsStore, AdminStore, AdminSessionStore, OAuthStore, GcStore, VitalsStore,
-    HealthStore, GitHubGrantStore,
+    HealthStore, GitHubGrantStore, LimitsStore,
     # work
     GateStore, HandoffStore, SessionStore, ArtifactStore, BootstrapStore, CurationStore,
     # retrieval
