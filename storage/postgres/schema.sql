@@ -2136,10 +2136,12 @@ CREATE TABLE public.oauth_clients (
     client_name text,
     info jsonb NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    registered_from text,
     CONSTRAINT oauth_clients_client_id_check CHECK (((char_length(client_id) >= 1) AND (char_length(client_id) <= 64))),
     CONSTRAINT oauth_clients_client_name_check CHECK (((client_name IS NULL) OR (char_length(client_name) <= 100))),
     CONSTRAINT oauth_clients_client_secret_check CHECK (((client_secret IS NULL) OR (char_length(client_secret) <= 128))),
-    CONSTRAINT oauth_clients_info_check CHECK (((jsonb_typeof(info) = 'object'::text) AND (octet_length((info)::text) <= 16384)))
+    CONSTRAINT oauth_clients_info_check CHECK (((jsonb_typeof(info) = 'object'::text) AND (octet_length((info)::text) <= 16384))),
+    CONSTRAINT oauth_clients_registered_from_check CHECK (((char_length(registered_from) >= 1) AND (char_length(registered_from) <= 64)))
 );
 
 CREATE TABLE public.oauth_codes (
@@ -2508,6 +2510,8 @@ CREATE UNIQUE INDEX memory_revisions_one_current ON public.memory_revisions USIN
 CREATE INDEX memory_verifications_latest ON public.memory_verifications USING btree (memory_id, verified_at DESC);
 
 CREATE INDEX oauth_clients_created ON public.oauth_clients USING btree (created_at);
+
+CREATE INDEX oauth_clients_source ON public.oauth_clients USING btree (registered_from, created_at) WHERE (registered_from IS NOT NULL);
 
 CREATE INDEX oauth_codes_expires ON public.oauth_codes USING btree (expires_at);
 

@@ -26,7 +26,7 @@ from tests.support.admin import (
 from tests.support.oauth import OAuthFlow
 from tests.support.server import thread_server
 
-SECRET = "test-session-secret-0123456789"
+SECRET = "test-session-secret-0123456789-abcdef"
 
 
 def set_cookie_header(response: httpx.Response) -> str:
@@ -183,6 +183,17 @@ def forged_cookie(*, authed: bool, age_seconds: int) -> str:
 def dashboard_with(base_url: str, cookie: str) -> httpx.Response:
     with browser(base_url, cookies={COOKIE_NAME: cookie}) as client:
         return client.get("/admin")
+
+
+def test_a_blank_session_secret_is_no_key_so_a_cookie_signed_with_it_is_refused(db_dsn,
+                                                                                   tmp_path):
+    """sha256("") is a key anyone can compute: a blank MEMHUB_SESSION_SECRET must leave the
+    cookies signed with the random key kept in the database."""
+    forged = URLSafeTimedSerializer(secret_from_setting(""), salt=SESSION_SALT).dumps(
+        {"sid": "forged-session-id", "authed": True})
+    with thread_server(make_settings(db_dsn, tmp_path, session_secret="")) as running:
+        response = dashboard_with(running.base_url, forged)
+    assert response.status_code == 303 and response.headers["location"] == "/admin/login"
 
 
 def test_a_cookie_within_its_lifetime_is_accepted(secret_server):

@@ -102,7 +102,16 @@ async def test_a_read_only_token_follows_the_feed(server, db_dsn):
     assert [c["what"] for c in changes] == ["created"]
 
 
-@pytest.mark.parametrize("cursor", ["not-a-cursor", "ZjEuMDAwMDAwMDAuMS4x"])
+async def test_a_cursor_of_the_earlier_unsealed_format_is_expired_with_a_remedy(server):
+    # base64 of "f1.<namespace tag>.<xid>.<id>": what this server issued before its cursors
+    # were sealed; a client holding one re-reads and follows again.
+    async with server.client(WEB_TOKEN) as web:
+        refused = await error_of(web, "memory_changes", {"namespace": NS,
+                                                         "cursor": "ZjEuMDAwMDAwMDAuMS4x"})
+    assert refused["code"] == "CURSOR_EXPIRED" and "memory_changes" in refused["remedy"]
+
+
+@pytest.mark.parametrize("cursor", ["not-a-cursor", "AgAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"])
 async def test_a_cursor_not_issued_for_this_namespace_is_invalid_input_with_a_remedy(
     server, cursor
 ):

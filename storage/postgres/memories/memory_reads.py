@@ -15,8 +15,8 @@ from ...cursors import decode_cursor, encode_cursor
 from ...memory_dicts import effective_status, iso, memory_dict
 from ...principal import Principal, check_namespace
 from ...sanitize import wrap_untrusted
-from ..core import PgCore
 from ..rows import Conn, many, one
+from ..server_secrets import ServerSecrets
 from .trust import observation_counts
 
 
@@ -29,7 +29,7 @@ async def purged_details(conn: Conn, params: dict[str, Any]) -> dict[str, Any]:
     return {"purged_at": iso(row["purged_at"])} if row else {}
 
 
-class MemoryReads(PgCore):
+class MemoryReads(ServerSecrets):
     """Implements the read half of `MemoryBackend`."""
 
     async def get_memory(
@@ -70,13 +70,14 @@ class MemoryReads(PgCore):
     ) -> dict[str, Any]:
         check_namespace(principal, namespace, write=False)
         wanted = mi.check_list_status(status)
+        seal = await self.cursor_seal("memories", namespace)
         params = {
             "namespace": namespace,
             "kind": mi.check_kind(kind) if kind is not None else None,
             "tag": mi.check_tags([tag])[0] if tag is not None else None,
             "status": wanted,
             "limit": mi.check_limit(limit),
-            "after_seq": decode_cursor(cursor),
+            "after_seq": decode_cursor(seal, cursor),
             "include_quarantined": bool(include_quarantined),
         }
         name = "memories.list_live" if wanted == "ACTIVE" else "memories.list_by_status"
@@ -86,7 +87,7 @@ class MemoryReads(PgCore):
             more = len(rows) == params["limit"]
             return {
                 "memories": [memory_dict(r) for r in rows],
-                "next_cursor": encode_cursor(rows[-1]["seq"]) if more else None,
+                "next_cursor": encode_cursor(seal, rows[-1]["seq"]) if more else None,
             }
 
         return await self._run(namespace, read, retry_safe=True)
