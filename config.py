@@ -86,7 +86,7 @@ class Settings(BaseSettings):
     # per minute with its burst (a token bucket); 0: no rate limit. A token's own values (the
     # dashboard, memhub-admin token limits) take precedence.
     token_max_in_flight: int = Field(default=4, ge=1, le=1000)
-    token_queue_wait_seconds: float = Field(default=2.0, ge=0, le=60)
+    token_queue_wait_seconds: float = Field(default=5.0, ge=0, le=60)
     token_rate_per_minute: int = Field(default=0, ge=0, le=1_000_000)
     token_rate_burst: int = Field(default=30, ge=1, le=100_000)
     # What a Prometheus scraper sends as `Authorization: Bearer <it>` to read GET /metrics

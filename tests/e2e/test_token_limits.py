@@ -262,3 +262,28 @@ async def test_the_namespace_page_shows_and_sets_the_quota(server, db_dsn):
             cleared = browser.post(f"/admin/namespaces/{NS}/quota", data={"csrf": csrf})
             assert cleared.status_code == 303
         await call(client, "memory_remember", {"namespace": NS, "content": "y" * 11})
+
+
+def test_the_limit_pages_need_a_login_and_their_forms_a_csrf_token(server, db_dsn):
+    tid = token_id(db_dsn, insert_token(db_dsn, "cursor"))
+    with dashboard.browser(server.base_url) as visitor:
+        for page in (f"/admin/tokens/{tid}", f"/admin/namespaces/{NS}"):
+            assert visitor.get(page).headers["location"] == "/admin/login"
+        assert visitor.post(f"/admin/namespaces/{NS}/quota",
+                            data={"max_memories": "0"}).status_code == 403
+    with dashboard.browser(server.base_url) as operator:
+        csrf = dashboard.logged_in_csrf(operator)
+        assert operator.post(f"/admin/tokens/{tid}/limits",
+                             data={"max_in_flight": "1"}).status_code == 403
+        assert operator.post(f"/admin/namespaces/{NS}/quota",
+                             data={"csrf": "forged", "max_memories": "0"}).status_code == 403
+        assert operator.get("/admin/tokens/999999").status_code == 404
+        assert operator.get("/admin/namespaces/Not%20One").status_code == 400
+        assert operator.get("/admin/namespaces", params={"namespace": "<b>"}).status_code == 400
+        refused = operator.post(f"/admin/namespaces/{NS}/quota",
+                                data={"csrf": csrf, "max_bytes": "lots"})
+        assert refused.status_code == 400 and 'id="action-error"' in refused.text
+    with psycopg.connect(db_dsn) as conn:
+        assert conn.execute("SELECT count(*) FROM namespace_quotas").fetchone()[0] == 0
+        assert conn.execute("SELECT max_in_flight FROM api_tokens WHERE id = %s",
+                            [tid]).fetchone()[0] is None
