@@ -35,6 +35,7 @@ from .gateway.mcp_request import JsonRpcPrecheck, NormaliseMcpRequest
 from .gateway.query_prefetch import QueryPrefetch
 from .gateway.rate_limit import FailedLookupLimiter
 from .gateway.token_gate import TokenGate, token_shape_check
+from .gateway.token_limits import TokenLimits
 from .github.client import GitHubClient
 from .logs import configure_logging
 from .metrics import Metrics
@@ -199,13 +200,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     metrics_route.install(app, rt)
     github_webhook.install(app, rt)
     app.mount("/", mcp_app)
-    # Middleware added last runs first: AccessLog sees every request, the gate runs before the
-    # body limit (an unauthenticated oversized request is a 401, not a 413), and the JSON-RPC
-    # pre-check and the query prefetch read only an authenticated request within the limit.
+    # Middleware added last runs first: AccessLog sees every request, the gate (then the
+    # token's limits) runs before the body limit (an unauthenticated oversized request is a
+    # 401, not a 413), and the JSON-RPC pre-check and the query prefetch read only an
+    # authenticated request within the limit.
     if settings.query_prefetch:
         app.add_middleware(QueryPrefetch, embedder=lambda: rt.embedder)
     app.add_middleware(JsonRpcPrecheck)
     app.add_middleware(BodyLimit, max_bytes=mcp_body_limit(settings.artifact_max_bytes))
+    # Just inside the gate: a token over its limits is refused before its body is read.
+    app.add_middleware(TokenLimits, admission=rt.admission, settings=settings,
+                       on_refused=rt.metrics.limit_refused)
     web_token = settings.mcp_auth_token.get_secret_value() if settings.mcp_auth_token else None
     app.add_middleware(TokenGate, authenticate=_authenticator(rt), prefixes=("/mcp", "/artifact"),
                        plausible=token_shape_check(web_token),

@@ -80,6 +80,15 @@ class Settings(BaseSettings):
     # that authenticated recently (gateway/rate_limit.py).
     auth_failure_limit: int = Field(default=30, ge=1)
     auth_failure_window_seconds: float = Field(default=60.0, gt=0)
+    # Per token, in each process (gateway/token_limits.py): requests in flight at once (well
+    # under the pool, so one token cannot hold every connection or core); one over it waits
+    # up to the queue wait for a slot, then gets 429 RATE_LIMITED. An optional sustained rate
+    # per minute with its burst (a token bucket); 0: no rate limit. A token's own values (the
+    # dashboard, memhub-admin token limits) take precedence.
+    token_max_in_flight: int = Field(default=4, ge=1, le=1000)
+    token_queue_wait_seconds: float = Field(default=5.0, ge=0, le=60)
+    token_rate_per_minute: int = Field(default=0, ge=0, le=1_000_000)
+    token_rate_burst: int = Field(default=30, ge=1, le=100_000)
     # What a Prometheus scraper sends as `Authorization: Bearer <it>` to read GET /metrics
     # (gateway/metrics_route.py); no client token reads it. Unset: /metrics answers 404.
     metrics_token: SecretStr | None = None

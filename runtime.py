@@ -14,6 +14,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .admission import Admission
 from .errors import Unavailable
 from .metrics import Metrics
 from .storage.activity import ActivityBuffer
@@ -37,6 +38,8 @@ class Runtime:
     embedding_worker: EmbeddingWorker | None = None
     # This app's own registry (memhub/metrics.py): never the process-wide default.
     metrics: Metrics = field(default_factory=Metrics)
+    # Each token's requests in flight and rate in this process (gateway/token_limits.py).
+    admission: Admission = field(default_factory=Admission)
     # Makes the GitHub client (app.py passes it, so the runtime imports no client); None in a
     # Runtime built without one (a test listing the tools), where GitHub is UNAVAILABLE.
     github_factory: Callable[[], GitHubClient] | None = None

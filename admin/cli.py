@@ -6,6 +6,10 @@
                               [--tool-profile core|full]
     memhub-admin token rotate S [--yes]
     memhub-admin token revoke ID [--yes]
+    memhub-admin token limits ID [--max-in-flight N] [--rate-per-minute N] [--rate-burst N]
+    memhub-admin quota set NAMESPACE [--max-memories N] [--max-bytes SIZE]
+    memhub-admin quota clear NAMESPACE
+    memhub-admin quota show [NAMESPACE]
     memhub-admin migrate
     memhub-admin backfill [--retry-dead] [--batch N]
     memhub-admin purge memory|handoff|session|artifact|namespace ID --reason TEXT [--yes]
@@ -38,8 +42,8 @@ from pydantic import ValidationError
 from ..config import Settings, settings_problem
 from ..storage.postgres.database_url import DATABASE_URL_REMEDY, check_database_url
 from ..storage.postgres.migrate import apply_migrations
-from . import (activity_cli, gc, github_cli, model_cli, oauth_cli, purge, smoke, token_cli,
-               transfer_cli)
+from . import (activity_cli, gc, github_cli, model_cli, oauth_cli, purge, quota_cli, smoke,
+               token_cli, transfer_cli)
 from .cli_support import EXIT_ERROR, EXIT_OK, emit, fail, resolve_dsn, run_store
 from .token_cli import token_line
 
@@ -149,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     gc.add_commands(sub, common)
     oauth_cli.add_commands(sub, common)
     token_cli.add_commands(sub, common)
+    quota_cli.add_commands(sub, common)
     model_cli.add_commands(sub, common)
     github_cli.add_commands(sub, common)
     smoke.add_commands(sub, common)

@@ -1,6 +1,7 @@
 """The /admin dashboard: password login, one card per surface with ready-to-paste configs,
 rotate / revoke / create tokens, an overview, the audit trail, revoking an OAuth connection, and
-the GitHub repositories each namespace may have its claims checked against. Rotating and
+the GitHub repositories each namespace may have its claims checked against. A token's limits and
+a namespace's quota have pages of their own (admin/limits.py). Rotating and
 revoking ask first, on a page of their own (admin/confirm.py).
 
 Server-rendered (jinja2), no CDN, works without JavaScript. The login, the session and the
@@ -175,6 +176,7 @@ class Admin:
             extra_tokens=[t for t in tokens if t["kind"] != "surface"],
             oauth_grants=await storage.list_oauth_grants(),
             repo_grants=await storage.list_repo_grants(),
+            quotas=await storage.list_namespace_quotas(),
             extra_fresh=extra_fresh,
             extra_snippets=(
                 configs.snippets(None, mcp_url, extra_fresh["token"]) if extra_fresh else []

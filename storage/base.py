@@ -18,6 +18,7 @@ from .changes import ChangeFeedBackend
 from .claims import ClaimBackend
 from .curation import CurationBackend
 from .gate import GateBackend
+from .limits import LimitsBackend
 from .memories import MemoryBackend
 from .oauth import OAuthBackend
 from .principal import Principal
@@ -67,6 +68,6 @@ class CoreBackend(ABC):
 class StorageBackend(CoreBackend, AdminBackend, BootstrapBackend, MemoryBackend, SearchBackend,
                      AsOfBackend, WorkBackend,
                      ProfileBackend, OAuthBackend, ChangeFeedBackend, TrustBackend, ClaimBackend,
-                     GateBackend,
+                     GateBackend, LimitsBackend,
                      CurationBackend, ActivityBackend, ABC):
     """Everything the tools may ask of storage."""

@@ -1,5 +1,6 @@
 """Every MCP tool call counted and timed (memhub_tool_calls_total, memhub_tool_duration_seconds)
-and recorded in the activity log (storage/activity.py: never an argument or a result).
+and recorded in the activity log (storage/activity.py: never an argument or a result); a write
+refused by a namespace's quota counted as a limit refusal (memhub_limit_refusals_total).
 
 Outermost of the server's middleware, so it counts what the client is answered: a failure's
 code is ErrorMapping's, read back from the payload it made. A tool name the server does not
@@ -14,7 +15,7 @@ import time
 from fastmcp.exceptions import ToolError
 from fastmcp.server.middleware import Middleware
 
-from ..errors import Unauthorized
+from ..errors import QuotaExceeded, Unauthorized
 from ..metrics import UNKNOWN_TOOL, Metrics, code_label
 from ..storage.activity import ActivityBuffer, tool_event
 from .caller import current_principal
@@ -44,7 +45,10 @@ class ToolMetrics(Middleware):
         try:
             result = await call_next(context)
         except ToolError as err:
-            self._finished(context, tool, error_code(err), time.perf_counter() - started)
+            code = error_code(err)
+            self._finished(context, tool, code, time.perf_counter() - started)
+            if code == QuotaExceeded.code:
+                self.metrics.limit_refused("quota")
             raise
         self._finished(context, tool, None, time.perf_counter() - started)
         return result

@@ -27,6 +27,7 @@ from .operator.admin_sessions import AdminSessionStore
 from .operator.gc import GcStore
 from .operator.github_grants import GitHubGrantStore
 from .operator.health import HealthStore
+from .operator.limits import LimitsStore
 from .operator.oauth import OAuthStore
 from .operator.stats import StatsStore
 from .operator.tokens import TokenStore
@@ -47,7 +48,7 @@ from .work.sessions import SessionStore
 class PostgresBackend(
     # operator
     TokenStore, StatsStore, AdminStore, AdminSessionStore, OAuthStore, GcStore, VitalsStore,
-    HealthStore, GitHubGrantStore, ActivityStore,
+    HealthStore, GitHubGrantStore, ActivityStore, LimitsStore,
     # work
     GateReviewStore, HandoffStore, SessionStore, ArtifactStore, BootstrapStore, CurationStore,
     # retrieval

@@ -677,6 +677,25 @@ CREATE FUNCTION public.memhub_memories_at(p_namespace text, p_at timestamp with 
        AND m.created_at <= p_at
 $$;
 
+CREATE FUNCTION public.memhub_memory_bytes(p_content text, p_questions text[], p_metadata jsonb) RETURNS bigint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT octet_length(p_content)::bigint
+           + coalesce((SELECT sum(octet_length(q)) FROM unnest(p_questions) AS q), 0)
+           + coalesce(octet_length(p_metadata::text), 0)
+$$;
+
+CREATE FUNCTION public.memhub_namespace_use(p_namespace text, OUT memories bigint, OUT bytes bigint) RETURNS record
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT m.n, m.b + a.b
+      FROM (SELECT count(*) AS n,
+                   coalesce(sum(memhub_memory_bytes(content, questions, metadata)), 0) AS b
+              FROM memories WHERE namespace = p_namespace AND status = 'ACTIVE') AS m,
+           (SELECT coalesce(sum(size), 0) AS b
+              FROM artifacts WHERE namespace = p_namespace) AS a
+$$;
+
 CREATE FUNCTION public.memhub_needs_reverification(p_namespace text, p_id uuid, p_kind text, p_status text) RETURNS boolean
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
@@ -1045,6 +1064,78 @@ CREATE FUNCTION public.memhub_query_terms(q text) RETURNS tsquery[]
       ) uniq
 $$;
 
+CREATE FUNCTION public.memhub_quota_artifacts() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        PERFORM memhub_quota_charge(NEW.namespace, 0, NEW.size);
+    ELSE
+        PERFORM memhub_quota_charge(OLD.namespace, 0, -OLD.size);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE FUNCTION public.memhub_quota_charge(p_namespace text, p_memories integer, p_bytes bigint) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+    q namespace_quotas;
+BEGIN
+    IF p_memories = 0 AND p_bytes = 0 THEN
+        RETURN;
+    END IF;
+    UPDATE namespace_quotas
+       SET used_memories = used_memories + p_memories, used_bytes = used_bytes + p_bytes
+     WHERE namespace = p_namespace
+    RETURNING * INTO q;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    IF p_memories > 0 AND q.max_memories IS NOT NULL AND q.used_memories > q.max_memories THEN
+        RAISE EXCEPTION 'namespace % holds % live memories, its quota; nothing was written',
+                        p_namespace, q.max_memories
+              USING ERRCODE = 'check_violation', CONSTRAINT = 'namespace_quota',
+                    DETAIL = json_build_object('limit', 'memories', 'max', q.max_memories,
+                                               'used', q.used_memories - p_memories,
+                                               'adding', p_memories)::text;
+    END IF;
+    IF p_bytes > 0 AND q.max_bytes IS NOT NULL AND q.used_bytes > q.max_bytes THEN
+        RAISE EXCEPTION 'namespace % would store % bytes, over its quota of %; nothing was '
+                        'written', p_namespace, q.used_bytes, q.max_bytes
+              USING ERRCODE = 'check_violation', CONSTRAINT = 'namespace_quota',
+                    DETAIL = json_build_object('limit', 'bytes', 'max', q.max_bytes,
+                                               'used', q.used_bytes - p_bytes,
+                                               'adding', p_bytes)::text;
+    END IF;
+END
+$$;
+
+CREATE FUNCTION public.memhub_quota_memories() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+    n integer := 0;
+    b bigint := 0;
+BEGIN
+    IF TG_OP <> 'INSERT' AND OLD.status = 'ACTIVE' THEN
+        n := n - 1;
+        b := b - memhub_memory_bytes(OLD.content, OLD.questions, OLD.metadata);
+    END IF;
+    IF TG_OP <> 'DELETE' AND NEW.status = 'ACTIVE' THEN
+        n := n + 1;
+        b := b + memhub_memory_bytes(NEW.content, NEW.questions, NEW.metadata);
+    END IF;
+    PERFORM memhub_quota_charge(CASE WHEN TG_OP = 'DELETE' THEN OLD.namespace
+                                     ELSE NEW.namespace END, n, b);
+    RETURN NULL;
+END
+$$;
+
 CREATE FUNCTION public.memhub_refresh_lexicon(p_namespace text) RETURNS integer
     LANGUAGE plpgsql
     AS $$
@@ -1099,6 +1190,53 @@ CREATE FUNCTION public.memhub_revision_tsv(title text, content text, tags text[]
         || setweight(to_tsvector('simple', memhub_with_parts(lineage)), 'D')
         || to_tsvector('english', memhub_with_parts(memhub_tags_text(questions)))
         || to_tsvector('simple', memhub_with_parts(memhub_tags_text(questions)))
+$$;
+
+CREATE TABLE public.namespace_quotas (
+    namespace text NOT NULL,
+    max_memories integer,
+    max_bytes bigint,
+    used_memories bigint DEFAULT 0 NOT NULL,
+    used_bytes bigint DEFAULT 0 NOT NULL,
+    set_by text NOT NULL,
+    set_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT namespace_quotas_check CHECK (((max_memories IS NOT NULL) OR (max_bytes IS NOT NULL))),
+    CONSTRAINT namespace_quotas_max_bytes_check CHECK ((max_bytes >= 0)),
+    CONSTRAINT namespace_quotas_max_memories_check CHECK ((max_memories >= 0)),
+    CONSTRAINT namespace_quotas_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text)),
+    CONSTRAINT namespace_quotas_set_by_check CHECK (((char_length(set_by) >= 1) AND (char_length(set_by) <= 200)))
+);
+
+ALTER TABLE ONLY public.namespace_quotas FORCE ROW LEVEL SECURITY;
+
+CREATE FUNCTION public.memhub_set_quota(p_namespace text, p_max_memories integer, p_max_bytes bigint, p_actor text) RETURNS public.namespace_quotas
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+    use record;
+    q namespace_quotas;
+BEGIN
+    IF coalesce(current_setting('memhub.namespaces', true), '') <> '*' THEN
+        RAISE EXCEPTION 'quotas are set by the operator only'
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF p_max_memories IS NULL AND p_max_bytes IS NULL THEN
+        DELETE FROM namespace_quotas WHERE namespace = p_namespace;
+        RETURN NULL;
+    END IF;
+    LOCK TABLE memories, artifacts IN SHARE MODE;
+    SELECT * INTO use FROM memhub_namespace_use(p_namespace);
+    INSERT INTO namespace_quotas AS x (namespace, max_memories, max_bytes, used_memories,
+                                       used_bytes, set_by)
+    VALUES (p_namespace, p_max_memories, p_max_bytes, use.memories, use.bytes, p_actor)
+    ON CONFLICT (namespace) DO UPDATE
+       SET max_memories = excluded.max_memories, max_bytes = excluded.max_bytes,
+           used_memories = excluded.used_memories, used_bytes = excluded.used_bytes,
+           set_by = excluded.set_by, set_at = now()
+    RETURNING x.* INTO q;
+    RETURN q;
+END
 $$;
 
 CREATE FUNCTION public.memhub_tag_gate(ns text, tags text[]) RETURNS tsquery
@@ -1561,11 +1699,17 @@ CREATE TABLE public.api_tokens (
     tool_profile text DEFAULT 'full'::text NOT NULL,
     expires_at timestamp with time zone,
     oauth_grant_id bigint,
+    max_in_flight integer,
+    rate_per_minute integer,
+    rate_burst integer,
     CONSTRAINT api_tokens_kind_check CHECK ((kind = ANY (ARRAY['surface'::text, 'scoped'::text, 'oauth'::text]))),
     CONSTRAINT api_tokens_label_len CHECK (((label IS NULL) OR (char_length(label) <= 100))),
+    CONSTRAINT api_tokens_max_in_flight_check CHECK (((max_in_flight >= 1) AND (max_in_flight <= 1000))),
     CONSTRAINT api_tokens_namespaces_check CHECK (((namespaces IS NULL) OR (cardinality(namespaces) > 0))),
     CONSTRAINT api_tokens_namespaces_len CHECK (((namespaces IS NULL) OR (cardinality(namespaces) <= 64))),
     CONSTRAINT api_tokens_oauth_shape CHECK (((kind = 'oauth'::text) = ((oauth_grant_id IS NOT NULL) AND (expires_at IS NOT NULL)))),
+    CONSTRAINT api_tokens_rate_burst_check CHECK (((rate_burst >= 1) AND (rate_burst <= 100000))),
+    CONSTRAINT api_tokens_rate_per_minute_check CHECK (((rate_per_minute >= 0) AND (rate_per_minute <= 1000000))),
     CONSTRAINT api_tokens_surface_check CHECK ((surface ~ '^[a-z0-9][a-z0-9-]{0,31}$'::text)),
     CONSTRAINT api_tokens_token_hash_check CHECK ((octet_length(token_hash) = 32)),
     CONSTRAINT api_tokens_tool_profile_check CHECK ((tool_profile = ANY (ARRAY['core'::text, 'full'::text])))
@@ -2424,6 +2568,9 @@ ALTER TABLE ONLY public.memory_verifications
 ALTER TABLE ONLY public.namespace_profiles
     ADD CONSTRAINT namespace_profiles_pkey PRIMARY KEY (namespace);
 
+ALTER TABLE ONLY public.namespace_quotas
+    ADD CONSTRAINT namespace_quotas_pkey PRIMARY KEY (namespace);
+
 ALTER TABLE ONLY public.oauth_clients
     ADD CONSTRAINT oauth_clients_pkey PRIMARY KEY (client_id);
 
@@ -2573,6 +2720,8 @@ CREATE INDEX tool_events_namespace_at ON public.tool_events USING btree (namespa
 
 CREATE TRIGGER artifacts_purge_only BEFORE DELETE ON public.artifacts FOR EACH ROW EXECUTE FUNCTION public.memhub_delete_by_purge_only();
 
+CREATE TRIGGER artifacts_quota AFTER INSERT OR DELETE ON public.artifacts FOR EACH ROW EXECUTE FUNCTION public.memhub_quota_artifacts();
+
 CREATE TRIGGER claim_verdicts_guard BEFORE INSERT OR DELETE OR UPDATE ON public.claim_verdicts FOR EACH ROW EXECUTE FUNCTION public.memhub_trust_rows_guard();
 
 CREATE TRIGGER embedding_jobs_notify AFTER INSERT ON public.embedding_jobs FOR EACH STATEMENT EXECUTE FUNCTION public.memhub_embedding_jobs_notify();
@@ -2608,6 +2757,10 @@ CREATE TRIGGER memories_provenance_guard BEFORE UPDATE ON public.memories FOR EA
 CREATE TRIGGER memories_purge_observations AFTER DELETE ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memories_purge_observations();
 
 CREATE TRIGGER memories_purge_only BEFORE DELETE ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memhub_delete_by_purge_only();
+
+CREATE TRIGGER memories_quota AFTER INSERT OR DELETE ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memhub_quota_memories();
+
+CREATE TRIGGER memories_quota_update AFTER UPDATE ON public.memories FOR EACH ROW WHEN (((new.status IS DISTINCT FROM old.status) OR (new.content IS DISTINCT FROM old.content) OR (new.questions IS DISTINCT FROM old.questions) OR (new.metadata IS DISTINCT FROM old.metadata))) EXECUTE FUNCTION public.memhub_quota_memories();
 
 CREATE TRIGGER memories_retired_at BEFORE INSERT OR UPDATE ON public.memories FOR EACH ROW WHEN ((NOT public.memhub_restoring('public.memories'::regclass))) EXECUTE FUNCTION public.memories_retired_at();
 
@@ -2742,6 +2895,8 @@ ALTER TABLE public.memory_verifications ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.namespace_profiles ENABLE ROW LEVEL SECURITY;
 
+ALTER TABLE public.namespace_quotas ENABLE ROW LEVEL SECURITY;
+
 ALTER TABLE public.purge_tombstones ENABLE ROW LEVEL SECURITY;
 
 CREATE POLICY read_only_delete ON public.artifacts AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
@@ -2789,6 +2944,8 @@ CREATE POLICY read_only_delete ON public.memory_revisions AS RESTRICTIVE FOR DEL
 CREATE POLICY read_only_delete ON public.memory_verifications AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
 CREATE POLICY read_only_delete ON public.namespace_profiles AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.namespace_quotas AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
 CREATE POLICY read_only_delete ON public.purge_tombstones AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
@@ -2844,6 +3001,8 @@ CREATE POLICY read_only_insert ON public.memory_verifications AS RESTRICTIVE FOR
 
 CREATE POLICY read_only_insert ON public.namespace_profiles AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
+CREATE POLICY read_only_insert ON public.namespace_quotas AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
 CREATE POLICY read_only_insert ON public.purge_tombstones AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_insert ON public.session_events AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
@@ -2897,6 +3056,8 @@ CREATE POLICY read_only_update ON public.memory_revisions AS RESTRICTIVE FOR UPD
 CREATE POLICY read_only_update ON public.memory_verifications AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_update ON public.namespace_profiles AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.namespace_quotas AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_update ON public.purge_tombstones AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
@@ -2955,6 +3116,8 @@ CREATE POLICY tenant_isolation ON public.memory_revisions USING (public.memhub_n
 CREATE POLICY tenant_isolation ON public.memory_verifications USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
 CREATE POLICY tenant_isolation ON public.namespace_profiles USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.namespace_quotas USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
 CREATE POLICY tenant_isolation ON public.purge_tombstones USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
@@ -3198,6 +3361,10 @@ GRANT ALL ON FUNCTION public.memhub_memories_as_of(p_namespace text, p_at timest
 
 GRANT ALL ON FUNCTION public.memhub_memories_at(p_namespace text, p_at timestamp with time zone) TO memhub_app;
 
+GRANT ALL ON FUNCTION public.memhub_memory_bytes(p_content text, p_questions text[], p_metadata jsonb) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_namespace_use(p_namespace text, OUT memories bigint, OUT bytes bigint) TO memhub_app;
+
 GRANT ALL ON FUNCTION public.memhub_needs_reverification(p_namespace text, p_id uuid, p_kind text, p_status text) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_ns_key(ns text) TO memhub_app;
@@ -3228,11 +3395,21 @@ GRANT ALL ON FUNCTION public.memhub_purging(tbl regclass) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_query_terms(q text) TO memhub_app;
 
+GRANT ALL ON FUNCTION public.memhub_quota_artifacts() TO memhub_app;
+
+REVOKE ALL ON FUNCTION public.memhub_quota_charge(p_namespace text, p_memories integer, p_bytes bigint) FROM PUBLIC;
+
+GRANT ALL ON FUNCTION public.memhub_quota_memories() TO memhub_app;
+
 GRANT ALL ON FUNCTION public.memhub_refresh_lexicon(p_namespace text) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_restoring(tbl regclass) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_revision_tsv(title text, content text, tags text[], questions text[], lineage text) TO memhub_app;
+
+GRANT SELECT ON TABLE public.namespace_quotas TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_set_quota(p_namespace text, p_max_memories integer, p_max_bytes bigint, p_actor text) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_tag_gate(ns text, tags text[]) TO memhub_app;
 

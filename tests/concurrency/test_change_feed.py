@@ -193,6 +193,9 @@ def servers(db_dsn, tmp_path):
                 "MCP_AUTH_TOKEN": WEB_TOKEN,
                 "MEMHUB_DATA_DIR": str(tmp_path / f"p{i}"),
                 "MEMHUB_POOL_MAX_SIZE": "8",
+                # Many clients on one token at once: the database is under test here, not
+                # the token's in-flight limit (docs/operations.md#per-token-and-per-namespace).
+                "MEMHUB_TOKEN_MAX_IN_FLIGHT": "100",
                 "MEMHUB_EMBED_WORKER": "false",  # no embedding CPU: this test is about the feed
                 "MEMHUB_QUERY_QUANTIZE": "none",
                 "MEMHUB_EMBED_THREADS": "1",

@@ -500,7 +500,7 @@ def test_the_overview_shows_counts_a_server_rendered_chart_and_the_queue(server,
         logged_in_csrf(client)
         page = client.get("/admin").text
     assert "<svg" in page and "<rect" in page and "cursor: 1" in page
-    assert "<td>acme</td><td>ACTIVE</td><td>1</td>" in page
+    assert '<td><a href="/admin/namespaces/acme">acme</a></td><td>ACTIVE</td><td>1</td>' in page
     assert 'id="embedding-queue"' in page
     assert "<script" not in page.split("</main>")[0]  # nothing inline; only the static file
 

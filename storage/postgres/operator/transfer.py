@@ -143,6 +143,8 @@ LEFT_OUT: dict[str, str] = {
                       "import",
     "github_repo_grants": "the operator's decision on this server (memhub-admin github allow), "
                           "never a tenant's: grant the repositories again on the new server",
+    "namespace_quotas": "the operator's decision on this server (memhub-admin quota set), "
+                        "never a tenant's: set the quota again on the new server",
 }
 
 
