@@ -42,8 +42,18 @@ from pydantic import ValidationError
 from ..config import Settings, settings_problem
 from ..storage.postgres.database_url import DATABASE_URL_REMEDY, check_database_url
 from ..storage.postgres.migrate import apply_migrations
-from . import (activity_cli, gc, github_cli, model_cli, oauth_cli, purge, quota_cli, smoke,
-               token_cli, transfer_cli)
+from . import (
+    activity_cli,
+    gc,
+    github_cli,
+    model_cli,
+    oauth_cli,
+    purge,
+    quota_cli,
+    smoke,
+    token_cli,
+    transfer_cli,
+)
 from .cli_support import EXIT_ERROR, EXIT_OK, emit, fail, resolve_dsn, run_store
 from .token_cli import token_line
 
