@@ -281,11 +281,15 @@ async def test_the_overview_counts_memories_writes_per_surface_and_the_queue(bac
     for ns, status, author in [("acme", "ACTIVE", "web"), ("acme", "ACTIVE", "cursor"),
                                ("acme", "SUPERSEDED", "web"), ("beta", "ACTIVE", "cursor")]:
         mid = uuid.uuid4()
+        retired = status == "SUPERSEDED"
         db_conn.execute(
             "INSERT INTO memories (id, namespace, kind, content, content_hash, author_client,"
-            " status, superseded_by) VALUES (%s, %s, 'FACT', %s, %s, %s, %s, %s)",
+            " status, superseded_by, retired_at)"
+            # replica role skips the trigger that records retired_at; its CHECK still holds
+            " VALUES (%s, %s, 'FACT', %s, %s, %s, %s, %s,"
+            "         CASE WHEN %s::boolean THEN now() END)",
             [mid, ns, f"c {mid}", mid.bytes * 2, author, status,
-             uuid.uuid4() if status == "SUPERSEDED" else None],
+             uuid.uuid4() if retired else None, retired],
         )
         db_conn.execute(
             "INSERT INTO memory_revisions (memory_id, namespace, revision, content, author_client)"

@@ -125,7 +125,7 @@ def test_the_semantic_leg_under_a_rare_tag_reads_only_the_memories_carrying_it(d
     db_conn.execute("ANALYZE memory_embeddings")
     params = {"namespace": NS, "kinds": None, "tags": ["rare"], "depth": 100,
               "embedding": "[" + ",".join(["0.05"] * 384) + "]", "model": "test-model",
-              "max_distance": 2.0}
+              "question_penalty": 0.1}
     sql = q("search.semantic").replace("%(embedding)s", "%(embedding)s::vector")
     plan = explain_as_app(db_dsn, NS, sql, params, gucs=search_gucs(100))
     assert plan["Actual Rows"] == RARE_SIZE // 1000
