@@ -90,7 +90,8 @@ class Embedder:
         self._thread: threading.Thread | None = None
         # Queries whose embedding started before their search asked (prefetch), by text; only
         # touched on the event loop. Counters for `stats`.
-        self._pending: dict[str, asyncio.Future[np.ndarray]] = {}
+        # Prefetches running, by text (a plain query) or by a question's texts (with `also`).
+        self._pending: dict[str | tuple[str, ...], asyncio.Future[Any]] = {}
         self.prefetch_started = 0
         self.prefetch_joined = 0
         self.worker: Any = None  # the in-process EmbeddingWorker, when one runs (for stats)
@@ -287,20 +288,26 @@ class Embedder:
             out[i] = vector
         return out
 
-    def prefetch(self, text: str) -> bool:
+    def prefetch(self, text: str, also: Sequence[str] = ()) -> bool:
         """Start embedding `text` now, in a worker thread, for a search about to ask for it
         (gateway/query_prefetch.py: the request has been authenticated, the MCP layers have
-        not run yet). Call on the event loop. False when nothing was started: no model yet,
-        already cached or started, or PREFETCH_MAX already running."""
-        if (not self.ready or text in self._pending or text in self.cache
+        not run yet); with `also` (its other phrasings), all of them in one batch, as
+        query_vectors will ask. Call on the event loop. False when nothing was started: no
+        model yet, already cached or started, or PREFETCH_MAX already running."""
+        key: str | tuple[str, ...] = (text, *also) if also else text
+        cached = (all(t in self.cache for t in key) if isinstance(key, tuple)
+                  else key in self.cache)
+        if (not self.ready or key in self._pending or cached
                 or len(self._pending) >= PREFETCH_MAX):
             return False
-        future = asyncio.get_running_loop().run_in_executor(None, self.embed_query, text)
-        self._pending[text] = future
+        loop = asyncio.get_running_loop()
+        future = (loop.run_in_executor(None, self.embed_queries, list(key))
+                  if isinstance(key, tuple) else loop.run_in_executor(None, self.embed_query, key))
+        self._pending[key] = future
         self.prefetch_started += 1
 
         def settled(done: asyncio.Future) -> None:
-            self._pending.pop(text, None)
+            self._pending.pop(key, None)
             if not done.cancelled():
                 done.exception()  # retrieved: a search that awaited it has its own copy
 
@@ -319,7 +326,12 @@ class Embedder:
 
     async def query_vectors(self, texts: list[str]) -> list[np.ndarray]:
         """The vectors of a question and its phrasings, off the event loop: those not in the
-        LRU embedded in one batch (storage/postgres/retrieval/search.py, `also`)."""
+        LRU embedded in one batch (storage/postgres/retrieval/search.py, `also`), joining
+        the prefetch of the same texts if one is running."""
+        pending = self._pending.get(tuple(texts))
+        if pending is not None:
+            self.prefetch_joined += 1
+            return list(await asyncio.shield(pending))
         return await asyncio.to_thread(self.embed_queries, texts)
 
     def embed_queries(self, texts: list[str]) -> list[np.ndarray]:

@@ -39,7 +39,7 @@ from ..queries import q
 from ..rows import Conn, many
 from .context import CONTEXT_RECENT_DEPTH, ContextStore, context_depth, pack_scored
 from .lexical_leg import any_of
-from .ranking import centroid, public_why
+from .ranking import centroid, judged
 from .search import MAX_LEG_DEPTH, MIN_LEG_DEPTH
 from .search_legs import abandon
 
@@ -72,13 +72,8 @@ class AsOfStore(ContextStore):
             results, degraded = await self._run(namespace, read, retry_safe=True)
         finally:
             abandon(embedding)
-        verdicts = judge([r["why"] for r in results], texts=len(ask.texts))
         return {
-            "results": [
-                {"memory": memory_then(r["row"]), "score": round(r["score"], 6),
-                 "why": public_why(r["why"]), "match": verdict}
-                for r, verdict in zip(results, verdicts, strict=True)
-            ],
+            "results": judged(results, len(ask.texts), memory_then),
             "mode": mode,
             "degraded": degraded,
             "as_of": iso(as_of),
