@@ -91,7 +91,7 @@ class Embedder:
         # Queries whose embedding started before their search asked (prefetch), by text; only
         # touched on the event loop. Counters for `stats`.
         # Prefetches running, by text (a plain query) or by a question's texts (with `also`).
-        self._pending: dict[str | tuple[str, ...], asyncio.Future[Any]] = {}
+        self._pending: dict[tuple[str, ...], asyncio.Future[Any]] = {}
         self.prefetch_started = 0
         self.prefetch_joined = 0
         self.worker: Any = None  # the in-process EmbeddingWorker, when one runs (for stats)
@@ -294,15 +294,11 @@ class Embedder:
         not run yet); with `also` (its other phrasings), all of them in one batch, as
         query_vectors will ask. Call on the event loop. False when nothing was started: no
         model yet, already cached or started, or PREFETCH_MAX already running."""
-        key: str | tuple[str, ...] = (text, *also) if also else text
-        cached = (all(t in self.cache for t in key) if isinstance(key, tuple)
-                  else key in self.cache)
-        if (not self.ready or key in self._pending or cached
+        key = (text, *also)
+        if (not self.ready or key in self._pending or all(t in self.cache for t in key)
                 or len(self._pending) >= PREFETCH_MAX):
             return False
-        loop = asyncio.get_running_loop()
-        future = (loop.run_in_executor(None, self.embed_queries, list(key))
-                  if isinstance(key, tuple) else loop.run_in_executor(None, self.embed_query, key))
+        future = asyncio.get_running_loop().run_in_executor(None, self.embed_queries, list(key))
         self._pending[key] = future
         self.prefetch_started += 1
 
@@ -317,12 +313,7 @@ class Embedder:
     async def query_vector(self, text: str) -> np.ndarray:
         """embed_query off the event loop, joining the prefetch of the same text if one is
         running (the query is embedded once)."""
-        pending = self._pending.get(text)
-        if pending is not None:
-            self.prefetch_joined += 1
-            # Shielded: a cancelled search must not cancel what another may be awaiting.
-            return await asyncio.shield(pending)
-        return await asyncio.to_thread(self.embed_query, text)
+        return (await self.query_vectors([text]))[0]
 
     async def query_vectors(self, texts: list[str]) -> list[np.ndarray]:
         """The vectors of a question and its phrasings, off the event loop: those not in the
@@ -331,6 +322,7 @@ class Embedder:
         pending = self._pending.get(tuple(texts))
         if pending is not None:
             self.prefetch_joined += 1
+            # Shielded: a cancelled search must not cancel what another may be awaiting.
             return list(await asyncio.shield(pending))
         return await asyncio.to_thread(self.embed_queries, texts)
 
