@@ -100,6 +100,11 @@ class Settings(BaseSettings):
     # the MCP layers parse it (gateway/query_prefetch.py; docs/performance.md).
     query_prefetch: bool = True
     embed_batch_size: int = Field(default=32, ge=1)
+    # Tool calls in progress at once; more wait, let in by turns across namespaces
+    # (gateway/fair_share.py). About two per core keeps the cores busy while calls wait on
+    # PostgreSQL; 0: no bound (first come, first served everywhere).
+    max_active_calls: int = Field(
+        default_factory=lambda: 2 * max(1, os.cpu_count() or 2), ge=0, le=1000)
     # How far the embedding queue may fall behind before write acknowledgements wait for it
     # (storage/postgres/retrieval/embedding_queue.py, Pacing); 0, the default: never. Off by
     # default: a bulk import or a flood from one client would make every other client's writes wait.
@@ -115,6 +120,10 @@ class Settings(BaseSettings):
                                ge=1, le=64)
     embed_max_tokens: int = Field(default=256, ge=16, le=512)
     embed_worker: bool = True
+    # How much lower than the requests' the embedding worker's model thread runs (a nice
+    # value, Linux): a flood's embeddings take the CPU requests leave, not theirs
+    # (storage/postgres/retrieval/embedding_queue.py; docs/performance.md, Fair to every tenant).
+    embed_nice: int = Field(default=10, ge=0, le=19)
     embed_max_attempts: int = Field(default=5, ge=1)
     hnsw_ef_search: int = Field(default=100, ge=1, le=1000)
     rrf_k: int = Field(default=60, ge=1)

@@ -27,7 +27,7 @@ import numpy as np
 from ..config import Settings
 from ..errors import MODEL_IMPORT_COMMAND, ModelAbsent
 from ..lru import LRU
-from . import model_files
+from . import model_files, prepare
 from .fetch import FetchStopped, cached_copy, download
 from .loading import load_model
 from .sessions import release_freed_heap
@@ -44,11 +44,17 @@ REASONS = ("offline", "not_on_disk", "download_failed", "download_timed_out", "l
 # How often a server without a model looks for one `memhub-admin model import` has put in place
 # (a few stat calls).
 WATCH_SECONDS = 2.0
-# Texts per model call within a document batch (see Embedder.embed_documents). onnxruntime's
-# arena keeps the largest activations it has held, which grow with the batch (16 texts of 256
-# tokens: +230 MiB, for good); 4 costs no more CPU per text than 16 on short notes, where
-# padding already makes larger batches no cheaper (docs/performance.md).
+# Texts per model call within a document batch (see Embedder.embed_documents): 4 costs no
+# more CPU per text than 16 on short notes, where padding already makes larger batches no
+# cheaper (docs/performance.md).
 DOC_BATCH = 4
+# ... and at most this many tokens per call, counted as the model pads them (texts x the
+# longest): a run's activations grow with its tokens (4 texts of 256 tokens took +139 MiB of
+# arena, 1 of 256 +62), and the memories' runs give them back when they end
+# (embedding/sessions.py, ARENA_SHRINK), so this bounds the peak a backlog of long memories
+# can reach, whatever its count (docs/performance.md, "Memory in every load pattern"). A text
+# longer than this (up to MEMHUB_EMBED_MAX_TOKENS) runs alone.
+DOC_BATCH_TOKENS = 256
 # Query embeddings started ahead of their search (Embedder.prefetch) at once, at most: each
 # is the work its search would do anyway, and this bounds what a burst can queue.
 PREFETCH_MAX = 32
@@ -169,6 +175,7 @@ class Embedder:
 
     def _build(self, model_dir: Path) -> None:
         started = time.perf_counter()
+        prepare.in_child(self.settings, model_dir)  # the heap a cold build takes, elsewhere
         try:
             model = load_model(self.settings, model_dir=model_dir)
             query_model = self._load_query_model(model, model_dir)
@@ -276,15 +283,22 @@ class Embedder:
     def embed_documents(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Vectors for `texts`, in order (blocking: run it in a thread).
 
-        The model pads every text of a batch to the longest one, so texts are embedded in
-        length order, DOC_BATCH at a time: a short memory never pays for a long neighbour."""
+        The model pads every text of a call to the longest one, so texts are embedded in
+        length order, in calls of at most DOC_BATCH texts and DOC_BATCH_TOKENS padded tokens
+        (`token_batches`): a short memory never pays for a long neighbour, and no call's
+        activations outgrow the bound."""
         if not self.ready:
             raise RuntimeError(f"embedding model is {self._state}")
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        vectors = self._model.embed([texts[i] for i in order], batch_size=DOC_BATCH)
+        lengths = token_counts(self._model, list(texts))
         out: list[Any] = [None] * len(texts)
-        for i, vector in zip(order, vectors, strict=True):
-            out[i] = vector
+        for chunk in token_batches(lengths, DOC_BATCH, DOC_BATCH_TOKENS):
+            vectors = self._model.embed([texts[i] for i in chunk], batch_size=len(chunk))
+            for i, vector in zip(chunk, vectors, strict=True):
+                out[i] = vector
+            # What the run gave back sits in the C heap, which glibc keeps (+70 MiB over a
+            # few batches of long texts, measured); returned here, a backlog's peak is one
+            # call's.
+            release_freed_heap()
         return out
 
     def prefetch(self, text: str) -> bool:
@@ -347,6 +361,34 @@ class Embedder:
         vector.setflags(write=False)
         self.cache.put(text, vector)
         return vector
+
+
+def token_counts(model: Any, texts: list[str]) -> list[int]:
+    """Each text's tokens as the model will read them (truncated at MEMHUB_EMBED_MAX_TOKENS),
+    from fastembed's tokenizer; without one, a bound from the characters (a WordPiece token
+    holds at least one character, plus the two markers)."""
+    tokenizer = getattr(getattr(model, "model", None), "tokenizer", None)
+    if tokenizer is None or not texts:
+        return [len(text) + 2 for text in texts]
+    return [int(sum(encoding.attention_mask)) for encoding in tokenizer.encode_batch(texts)]
+
+
+def token_batches(lengths: list[int], max_texts: int, max_tokens: int) -> list[list[int]]:
+    """The indexes of texts of `lengths` tokens, shortest first, cut into calls of at most
+    `max_texts` texts whose padded size (texts x the longest) is at most `max_tokens`; a text
+    longer than `max_tokens` alone."""
+    calls: list[list[int]] = []
+    current: list[int] = []
+    for i in sorted(range(len(lengths)), key=lambda i: (lengths[i], i)):
+        # Shortest first, so the text being added is the call's longest.
+        if current and (len(current) >= max_texts
+                        or (len(current) + 1) * lengths[i] > max_tokens):
+            calls.append(current)
+            current = []
+        current.append(i)
+    if current:
+        calls.append(current)
+    return calls
 
 
 def document_text(title: str | None, content: str) -> str:

@@ -135,7 +135,7 @@ SELECT id, matched, rank, coverage
 -- are re-reads by id, which sort nothing). Otherwise the planner decides, as before. `docs`
 -- is the namespace's live memories at the last lexicon refresh; a namespace not yet counted,
 -- or a table never analysed, leaves the planner alone.
-SELECT set_config('enable_sort', 'off', true) AS enable_sort
+SELECT set_config('enable_sort', 'off', true) AS enable_sort, 'index' AS strategy, %(filtered)s AS f
   FROM lexicon_state s, pg_class c
  WHERE s.namespace = %(namespace)s
    AND c.oid = 'memory_embeddings'::regclass
