@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, cast
 
 from ..config import Settings
 
@@ -74,7 +75,8 @@ def main(argv: list[str]) -> int:
 
     model_dir, cache_dir, name, quantize, max_tokens = argv
     settings = Settings(embed_model=name, embed_model_path=Path(model_dir),
-                        model_cache_dir=Path(cache_dir), query_quantize=quantize,
+                        model_cache_dir=Path(cache_dir),
+                        query_quantize=cast(Any, quantize),  # Settings checks it
                         embed_max_tokens=int(max_tokens), embed_threads=1, query_threads=1)
     load_model(settings)
     if quantize != "none":

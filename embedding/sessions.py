@@ -36,7 +36,7 @@ logger = logging.getLogger(__name__)
 # has needed, and grows by powers of two: one batch of 16 texts of 256 tokens left the
 # memories' model +400 MiB for good. The memories' runs (a background worker's, where a few
 # hundred microseconds of allocation per run cost no caller anything) end by shrinking the arena
-# back to what it held before; their size is bounded by tokens (embedder.DOC_BATCH_TOKENS), so
+# back to what it held before; their size is bounded by tokens (batches.DOC_BATCH_TOKENS), so
 # the peak is too. The query model keeps its arena: queries are short and on the critical path
 # (docs/performance.md, "Memory in every load pattern").
 ARENA_SHRINK = "cpu:0"

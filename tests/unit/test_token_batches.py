@@ -1,10 +1,10 @@
 """The memories' model is called on batches bounded by texts and by padded tokens
-(embedding/embedder.token_batches), so a backlog of long memories never runs one call whose
+(embedding/batches.token_batches), so a backlog of long memories never runs one call whose
 activations outgrow the bound."""
 
 from __future__ import annotations
 
-from memhub.embedding.embedder import token_batches
+from memhub.embedding.batches import token_batches
 
 
 def padded(calls, lengths):
