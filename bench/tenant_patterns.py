@@ -131,25 +131,33 @@ async def import_(args, overrides: dict) -> dict:
         peak = Peak(server.pid)
         peak.start()
         started = time.monotonic()
-        imported = await importer.run(dsn, settings, str(path), namespace=None, progress=False)
-        import_s = time.monotonic() - started
-        pending = {"n": 1}
+        # The import runs as the command would, on a loop of its own; the probes start with it.
+        importing = asyncio.ensure_future(asyncio.to_thread(
+            asyncio.run, importer.run(dsn, settings, str(path), namespace=None, progress=False)))
+        pending = {"n": args.import_size}
+        import_s = {"s": 0.0}
+        importing.add_done_callback(
+            lambda _: import_s.__setitem__("s", time.monotonic() - started))
 
         async def watch() -> None:
             async with mcp_client(base) as client:
-                while pending["n"]:
+                while not importing.done() or pending["n"]:
                     stats = (await client.call_tool("stats", {})).structured_content
                     pending["n"] = stats["embedding_queue"]["pending"]
                     await asyncio.sleep(1.0)
 
         watcher = asyncio.ensure_future(watch())
-        # Probes while at least a fifth of the import is still queued: the queue is long.
+        # Probes while the import runs and at least a fifth of it is still queued (at least
+        # one): the queue is long.
         delays = await searchable_delays(
-            base, "quiet", until=lambda: pending["n"] < args.import_size // 5)
+            base, "quiet",
+            until=lambda: importing.done() and pending["n"] < args.import_size // 5)
+        imported = await importing
         await watcher
         drained = time.monotonic() - started
         peak.stop.set()
-        return {"imported": imported.get("embeddings_queued"), "import_s": round(import_s, 1),
+        return {"imported": imported.get("embeddings_queued"),
+                "import_s": round(import_s["s"], 1),
                 "drained_s": round(drained, 1),
                 "searchable_after_ack_s": {
                     "probes": len(delays), "p50": round(statistics.median(delays), 3),
@@ -308,21 +316,21 @@ async def _keyed_duplicates(dsn: str) -> int:
 
 
 async def concurrency(args, overrides: dict) -> dict:
-    namespaces = [f"team-{i:02d}" for i in range(16)]
+    namespaces = [f"team-{i:02d}" for i in range(args.namespaces)]
     rng = random.Random(8)
     with local_memhub(**overrides) as (base, settings, dsn):
         server = server_process()
         await _wait_ready(base)
         for ns in namespaces:
             tenant_corpus.bulk_load(dsn, ns, [note(i, rng, questions=False)
-                                              for i in range(500)], None,
+                                              for i in range(args.seed_memories)], None,
                                     settings.embed_model, analyze=False)
         await wait_drained(base, progress=True)
         out: dict = {}
         peak = Peak(server.pid)
         peak.start()
         for label, clients, spaces in (("1 client", 1, namespaces[:1]),
-                                       ("32 clients", 32, namespaces)):
+                                       (f"{args.clients} clients", args.clients, namespaces)):
             tag = label.split()[0]
             hot = await _hot(base, spaces, tag)
             calls, ledger = Calls(), {"keyed": {}, "replays": []}

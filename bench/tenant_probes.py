@@ -164,13 +164,13 @@ async def write_notes(base: str, namespace: str, items: list[dict], clients: int
 
 async def searchable_delays(base: str, namespace: str, until, every: float = 0.5,
                             limit_s: float = 30.0) -> list[float]:
-    """While `until()` is false: write a distinct memory to `namespace`, then search for it by
-    meaning every 50 ms: the seconds from the write's acknowledgement until it is found."""
+    """At least once, and while `until()` is false: write a distinct memory to `namespace`,
+    then search for it by meaning every 50 ms: the seconds from the write's acknowledgement until it is found."""
     delays: list[float] = []
     rng = random.Random(5)
     n = 0
     async with mcp_client(base) as client:
-        while not until():
+        while n == 0 or not until():
             n += 1
             item = note(10**8 + n, rng, long_every=0, questions=False)
             written = await client.call_tool("memory_remember", {"namespace": namespace, **item})

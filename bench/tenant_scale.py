@@ -4,6 +4,7 @@ HNSW scan, and 300,000 memories over 100 namespaces."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import random
 import statistics
@@ -66,14 +67,22 @@ def overlap(got: list[list[str]], want: list[list[str]]) -> float:
     return round(statistics.mean(shares), 4)
 
 
+@functools.lru_cache(maxsize=2)
+def corpus(size: int, model_path: str) -> tuple[list[dict], np.ndarray]:
+    """`size` distinct notes and their vectors (computed once, then read from the cache)."""
+    items = tenant_corpus.notes(size, seed=1)
+    return items, tenant_corpus.vectors(items, model_path)
+
+
 def load_with_vectors(dsn: str, namespace: str, count: int, offset: int, model: str,
-                      model_path: str) -> None:
-    """`count` notes of the cached 100,000 (from `offset`, wrapping) into `namespace`, with
-    their precomputed vectors."""
-    items = tenant_corpus.notes(100_000, seed=1)
-    vecs = tenant_corpus.vectors(items, model_path)
-    picked = [(offset + i) % len(items) for i in range(count)]
-    tenant_corpus.bulk_load(dsn, namespace, [items[i] for i in picked], vecs[picked], model)
+                      model_path: str, size: int, analyze: bool = True) -> None:
+    """`count` notes of the corpus of `size` (from `offset`, wrapping; at most `size`: a
+    namespace's active contents are distinct) into `namespace`, with their precomputed
+    vectors."""
+    items, vecs = corpus(size, model_path)
+    picked = [(offset + i) % len(items) for i in range(min(count, len(items)))]
+    tenant_corpus.bulk_load(dsn, namespace, [items[i] for i in picked], vecs[picked], model,
+                            analyze=analyze)
 
 
 async def _interleaved(base: str, namespace: str, texts: list[str], calls: Calls) -> None:
@@ -143,7 +152,7 @@ async def scale(args, overrides: dict) -> dict:
         alone_ids = {m: await searches(base, "small", texts, m) for m in ("semantic", "hybrid")}
         started = time.monotonic()
         await asyncio.to_thread(load_with_vectors, dsn, "neighbour", args.neighbour, 0,
-                                settings.embed_model, model_path)
+                                settings.embed_model, model_path, args.corpus)
         async with mcp_client(base) as client:
             await wait_embedded(client)  # the word statistics recounted
         load_s = time.monotonic() - started
@@ -171,33 +180,41 @@ async def scale(args, overrides: dict) -> dict:
         neighbour["hybrid_over_semantic_p50"] = round(
             neighbour["hybrid"]["p50"] / neighbour["semantic"]["p50"], 3)
         sweep_spaces = {"small": args.small}
-        for size, offset in ((1000, 11_000), (3000, 23_000), (10_000, 41_000),
-                             (30_000, 61_000)):
-            await asyncio.to_thread(load_with_vectors, dsn, f"mid-{size}", size, offset,
-                                    settings.embed_model, model_path)
+        for n, size in enumerate(int(x) for x in args.sweep_sizes.split(",") if x):
+            await asyncio.to_thread(load_with_vectors, dsn, f"mid-{size}", size,
+                                    (n + 1) * 7919, settings.embed_model, model_path,
+                                    args.corpus)
             sweep_spaces[f"mid-{size}"] = size
         sweep = await asyncio.to_thread(hnsw_sweep, dsn, sweep_spaces, vectors[:40])
         return {"small": small, "neighbour": neighbour,
                 "neighbour_load": f"{args.neighbour} memories by COPY with precomputed "
                                   f"vectors (bench/tenant_corpus.py), {load_s:.0f} s",
-                "hnsw_sweep": {"beside": args.neighbour + 44_000 + args.small,
+                "hnsw_sweep": {"table": args.neighbour + sum(sweep_spaces.values()),
                                "rows": sweep}}
 
 
-def many_sizes(total: int = 300_000, count: int = 100) -> list[int]:
-    """`count` namespace sizes, Zipf-like (the i-th ~ 1/i), adding up to about `total`."""
+def many_sizes(total: int, count: int, cap: int) -> list[int]:
+    """`count` namespace sizes, Zipf-like (the i-th ~ 1/i), adding up to about `total`, none
+    over `cap` (the corpus: a namespace's contents are distinct); what a cap cuts goes to the
+    next sizes."""
     weights = [1 / (i + 1) for i in range(count)]
-    return [max(20, round(total * w / sum(weights))) for w in weights]
+    sizes, left = [], total
+    for i, w in enumerate(weights):
+        share = left * w / sum(weights[i:])
+        sizes.append(max(20, min(cap, round(share))))
+        left -= sizes[-1]
+    return sizes
 
 
 async def many(args, overrides: dict) -> dict:
     model_path = os.environ["MEMHUB_EMBED_MODEL_PATH"]
-    sizes = many_sizes()
+    sizes = many_sizes(args.many_total, args.many_namespaces, args.corpus)
     with local_memhub(**overrides) as (base, settings, dsn):
         started = time.monotonic()
         for i, size in enumerate(sizes):
             await asyncio.to_thread(load_with_vectors, dsn, f"ns-{i:03d}", size,
-                                    (i * 7919) % 100_000, settings.embed_model, model_path)
+                                    (i * 7919) % args.corpus, settings.embed_model,
+                                    model_path, args.corpus, analyze=i == len(sizes) - 1)
         async with mcp_client(base) as client:
             await wait_embedded(client)
         load_s = time.monotonic() - started

@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
 """Many tenants on one memhub: memory in every load pattern, fairness, scale, concurrency.
 
-    .venv/bin/python -m bench.tenants [--patterns load,backlog,import,noisy,scale,many,
-                                       concurrency] [--set NAME=VALUE ...] [--out FILE]
+    .venv/bin/python -m bench.tenants --pattern PATTERN[,PATTERN...] [--set NAME=VALUE ...]
+
+PATTERN is one below or a group: rss (load, load-cold, backlog, import, concurrency: each
+reports the server's peak RSS), fairness (import, noisy), scale (scale, many), all. Each
+pattern's figures go to bench/results/tenants-<pattern>-<date>-<commit>.json. The defaults
+run in a few minutes each; the issue's scales are flags (--backlog 20000 --import-size 50000
+--neighbour 100000 --corpus 100000 --many-total 300000; the corpus's vectors take ~15 min to
+compute once on two cores, then come from a cache under /tmp).
 
 Each pattern starts a fresh memhub (its own process on embedded PostgreSQL, bench/common.py)
 and drives it through real MCP clients over HTTP; the server's peak RSS is the kernel's VmHWM
@@ -13,10 +19,10 @@ quarter of them long (~250 tokens), each written through MCP with three question
 - load / load-cold: 2,000 writes from 4 clients starting as soon as /healthz answers, while
   the model loads (load-cold: into an empty MEMHUB_MODEL_CACHE_DIR, so the 8-bit query copy and
   the mapped copies are made too); peak RSS once the queue is drained.
-- backlog: 20,000 memories queued for embedding at once (COPY with their jobs, as a restore or
+- backlog: `--backlog` memories queued for embedding at once (COPY with their jobs, as a restore or
   a bulk load leaves them), drained by the server's worker; peak RSS.
 - import: `memhub-admin import` (admin/import_.py, run by this process as the command would) of
-  a 50,000-memory export into namespace `import`; while its embeddings are worked off, a second
+  a `--import-size` export into namespace `import`; while its embeddings are worked off, a second
   namespace writes a memory every 0.5 s and searches for it by meaning until found: the delay
   per write (p50/p95/max), and peak RSS.
 - noisy: tenant B (200 memories) searches alone (`--quiet-searches` hybrid searches, each query
@@ -26,14 +32,17 @@ quarter of them long (~250 tokens), each written through MCP with three question
   100,000-memory neighbour (bulk-loaded with precomputed vectors: bench/tenant_corpus.py):
   overlap with its results alone and with an exact scan, latency alone and beside; the
   neighbour's own hybrid and semantic p50; pgvector's filtered HNSW scan (ef_search,
-  iterative scans, max_scan_tuples) for namespaces of 200 to 30,000 beside it, in SQL.
-- many: 300,000 memories in 100 namespaces of 20 to 50,000 (bulk-loaded with precomputed
-  vectors); search p50/p99 and write rate per namespace size.
-- concurrency: one client, then 32 clients over 16 namespaces, each mixing memory_remember
-  (keyed, a tenth re-sent with the same client_request_id), memory_revise, memory_search and
-  memory_context for `--seconds` (60); errors, pool timeouts (UNAVAILABLE), every keyed write
-  checked (exactly one ACTIVE memory per acknowledged key, with its content; every replay the
-  same memory), throughput and p50/p99 per operation; peak RSS.
+  iterative scans, max_scan_tuples) for the small namespace and namespaces of `--sweep-sizes`
+  beside it, in SQL.
+- many: `--many-total` memories in `--many-namespaces` namespaces of Zipf-like sizes (at
+  most `--corpus` each; bulk-loaded with precomputed vectors); search p50/p99 and write rate
+  per namespace size.
+- concurrency: one client, then `--clients` (32) clients over `--namespaces` (16), each
+  mixing memory_remember (keyed, a tenth re-sent with the same client_request_id),
+  memory_revise, memory_search and memory_context for `--seconds` (60); errors, pool
+  timeouts (UNAVAILABLE), every keyed write checked (exactly one ACTIVE memory per
+  acknowledged key, with its content; every replay the same memory), throughput and p50/p99
+  per operation; peak RSS.
 
 Needs MEMHUB_EMBED_MODEL_PATH. Linux only (/proc).
 """
@@ -61,53 +70,79 @@ PATTERNS = {
 }
 
 
-async def bench(args) -> dict:
-    overrides = {"embed_model_path": os.environ["MEMHUB_EMBED_MODEL_PATH"]}
-    for item in args.set:
-        name, _, value = item.partition("=")
-        overrides[name.lower().removeprefix("memhub_")] = value
-    report: dict = {"machine": machine(), **provenance(), "settings": overrides,
-                    "patterns": {}}
-    for name in args.patterns.split(","):
-        started = time.monotonic()
-        load_before = os.getloadavg()
-        print(f"== {name}", flush=True)
-        result = await PATTERNS[name](args, overrides)
-        result["load_average"] = {"before": load_before, "after": os.getloadavg()}
-        result["seconds"] = round(time.monotonic() - started)
-        report["patterns"][name] = result
-        print(f"{name}: {tenant_patterns.headline(name, result)}", flush=True)
-        if args.out_partial:
-            write_result(args.out_partial, report)
+GROUPS = {
+    "rss": ["load", "load-cold", "backlog", "import", "concurrency"],
+    "fairness": ["import", "noisy"],
+    "scale": ["scale", "many"],
+    "all": list(PATTERNS),
+}
+
+
+def chosen(spec: str) -> list[str]:
+    names: list[str] = []
+    for item in spec.split(","):
+        for name in GROUPS.get(item, [item]):
+            if name not in PATTERNS:
+                raise SystemExit(f"unknown pattern {name!r}: {', '.join([*PATTERNS, *GROUPS])}")
+            if name not in names:
+                names.append(name)
+    return names
+
+
+async def run(args, name: str, overrides: dict) -> dict:
+    report: dict = {"pattern": name, "machine": machine(), **provenance(),
+                    "settings": overrides, "command": " ".join(sys.argv),
+                    "load_average_before": os.getloadavg()}
+    started = time.monotonic()
+    print(f"== {name}", flush=True)
+    report["result"] = await PATTERNS[name](args, overrides)
+    report["load_average_after"] = os.getloadavg()
+    report["seconds"] = round(time.monotonic() - started)
+    print(f"{name}: {tenant_patterns.headline(name, report['result'])}", flush=True)
     return report
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--patterns", default=",".join(PATTERNS))
+    parser.add_argument("--pattern", "--patterns", dest="pattern", default="all",
+                        help="patterns or groups, comma-separated")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="a server setting, e.g. --set max_active_calls=0")
     parser.add_argument("--load-writes", type=int, default=2000)
-    parser.add_argument("--backlog", type=int, default=20_000)
-    parser.add_argument("--import-size", type=int, default=50_000)
-    parser.add_argument("--quiet-searches", type=int, default=300)
+    parser.add_argument("--backlog", type=int, default=5000)
+    parser.add_argument("--import-size", type=int, default=10_000)
+    parser.add_argument("--quiet-searches", type=int, default=150)
     parser.add_argument("--flooders", type=int, default=12)
-    parser.add_argument("--neighbour", type=int, default=100_000)
+    parser.add_argument("--neighbour", type=int, default=10_000)
+    parser.add_argument("--corpus", type=int, default=10_000,
+                        help="distinct notes with precomputed vectors (scale, many)")
+    parser.add_argument("--sweep-sizes", default="1000,3000")
     parser.add_argument("--small", type=int, default=200)
     parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--many-total", type=int, default=30_000)
+    parser.add_argument("--many-namespaces", type=int, default=100)
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--namespaces", type=int, default=16)
+    parser.add_argument("--seed-memories", type=int, default=200,
+                        help="memories per namespace before the concurrency run")
     parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--out", default=None,
-                        help="report file (default: bench/results/tenants-DATE-COMMIT.json)")
-    parser.add_argument("--out-partial", default=None,
-                        help="rewrite this file after each pattern")
+    parser.add_argument("--label", default="",
+                        help="appended to each file's name (e.g. max-active-calls-0)")
     args = parser.parse_args()
     if not os.environ.get("MEMHUB_EMBED_MODEL_PATH"):
         print("MEMHUB_EMBED_MODEL_PATH must point at the model directory", file=sys.stderr)
         return 2
-    report = asyncio.run(bench(args))
-    out = write_result(args.out or default_out("tenants"), report)
-    print(f"written to {out}")
+    overrides = {"embed_model_path": os.environ["MEMHUB_EMBED_MODEL_PATH"]}
+    for item in args.set:
+        name, _, value = item.partition("=")
+        overrides[name.lower().removeprefix("memhub_")] = value
+    for name in chosen(args.pattern):
+        report = asyncio.run(run(args, name, overrides))
+        out = default_out(f"tenants-{name}")
+        if args.label:
+            out = out.with_name(f"{out.stem}-{args.label}.json")
+        print(f"written to {write_result(out, report)}", flush=True)
     return 0
 
 

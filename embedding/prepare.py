@@ -44,7 +44,7 @@ def marker(settings: Settings, model_dir: Path) -> Path:
         if entry.is_file():
             info = entry.stat()
             key.update(f"{entry.name}:{info.st_size}:{info.st_mtime_ns}\0".encode())
-    return Path(settings.model_cache_dir) / f"prepared-{key.hexdigest()[:16]}"
+    return Path(settings.model_cache_dir) / f"{key.hexdigest()[:16]}-prepared"
 
 
 def in_child(settings: Settings, model_dir: Path) -> bool:
