@@ -165,7 +165,8 @@ async def write_notes(base: str, namespace: str, items: list[dict], clients: int
 async def searchable_delays(base: str, namespace: str, until, every: float = 0.5,
                             limit_s: float = 30.0) -> list[float]:
     """At least once, and while `until()` is false: write a distinct memory to `namespace`,
-    then search for it by meaning every 50 ms: the seconds from the write's acknowledgement until it is found."""
+    then search for it by meaning every 50 ms: the seconds from the write's acknowledgement
+    until it is found."""
     delays: list[float] = []
     rng = random.Random(5)
     n = 0
