@@ -215,16 +215,18 @@ async def many(args, overrides: dict) -> dict:
 
 # --- concurrency ----------------------------------------------------------------------------
 async def _mixed(base: str, namespaces: list[str], clients: int, seconds: float,
-                 calls: Calls, ledger: dict, hot: dict[str, list[dict]], tag: str) -> float:
+                 calls: Calls, ledger: dict, hot: dict[str, list[dict]], tag: str,
+                 phase: int) -> float:
     """`clients` clients, client i in namespaces[i % len]: remember (keyed; a tenth re-sent
     with the same client_request_id) 30%, revise (of the namespace's shared memories) 20%,
-    search 35%, context 15%."""
+    search 35%, context 15%. `phase` keeps each run's notes distinct from another's (an
+    equal active content in a namespace is the same memory)."""
     qs = [t for _, t in project_corpus.queries(300, seed=31)]
     until = time.monotonic() + seconds
 
     async def loop(worker: int) -> None:
         ns = namespaces[worker % len(namespaces)]
-        rng = random.Random(worker + 100 * len(tag))
+        rng = random.Random(worker + 1000 * phase)
         n = 0
         async with mcp_client(base) as client:
             while time.monotonic() < until:
@@ -232,7 +234,7 @@ async def _mixed(base: str, namespaces: list[str], clients: int, seconds: float,
                 pick = rng.random()
                 if pick < 0.30:
                     key = f"{tag}-{worker}-{n}"
-                    item = note(worker * 10**5 + n, rng, long_every=0)
+                    item = note(phase * 10**8 + worker * 10**5 + n, rng, long_every=0)
                     args = {"namespace": ns, **item, "key": key, "client_request_id": key}
                     answer = await calls.call(client, "remember", "memory_remember", args)
                     if answer and "memory" in answer:
@@ -329,12 +331,14 @@ async def concurrency(args, overrides: dict) -> dict:
         out: dict = {}
         peak = Peak(server.pid)
         peak.start()
-        for label, clients, spaces in (("1 client", 1, namespaces[:1]),
-                                       (f"{args.clients} clients", args.clients, namespaces)):
+        for phase, (label, clients, spaces) in enumerate((
+                ("1 client", 1, namespaces[:1]),
+                (f"{args.clients} clients", args.clients, namespaces)), start=1):
             tag = label.split()[0]
             hot = await _hot(base, spaces, tag)
             calls, ledger = Calls(), {"keyed": {}, "replays": []}
-            seconds = await _mixed(base, spaces, clients, args.seconds, calls, ledger, hot, tag)
+            seconds = await _mixed(base, spaces, clients, args.seconds, calls, ledger, hot, tag,
+                                   phase)
             problems = await _verify(base, ledger, hot)
             out[label] = {**calls.summary(seconds), "keyed_writes": len(ledger["keyed"]),
                           "replays": len(ledger["replays"]),
