@@ -192,9 +192,9 @@ async def searchable_delays(base: str, namespace: str, until, every: float = 0.5
 
 
 async def flood(base: str, namespace: str, clients: int, seconds: float, calls: Calls,
-                seed: int = 0) -> None:
+                seed: int = 0, stop=lambda: False) -> None:
     """`clients` clients of one tenant, each a loop of memory_remember and memory_search
-    (hybrid), half each, for `seconds`."""
+    (hybrid), half each, for `seconds` or until `stop()`."""
     until = time.monotonic() + seconds
     qs = [t for _, t in project_corpus.queries(400, seed=seed + 3)]
 
@@ -202,7 +202,7 @@ async def flood(base: str, namespace: str, clients: int, seconds: float, calls: 
         rng = random.Random(seed * 1000 + worker)
         n = 0
         async with mcp_client(base) as client:
-            while time.monotonic() < until:
+            while time.monotonic() < until and not stop():
                 n += 1
                 if n % 2:
                     item = note(10**7 * (seed + 1) + worker * 10**5 + n, rng, long_every=0)
