@@ -4,7 +4,7 @@
     .venv/bin/python -m bench.tenants --pattern PATTERN[,PATTERN...] [--set NAME=VALUE ...]
 
 PATTERN is one below or a group: rss (load, load-cold, backlog, import, concurrency: each
-reports the server's peak RSS), fairness (import, noisy), scale (scale, many), all. Each
+reports the server's peak RSS), fairness (import, noisy), flat (scale, many), all. Each
 pattern's figures go to bench/results/tenants-<pattern>-<date>-<commit>.json. The defaults
 run in a few minutes each; the issue's scales are flags (--backlog 20000 --import-size 50000
 --neighbour 100000 --corpus 100000 --many-total 300000; the corpus's vectors take ~15 min to
@@ -73,7 +73,7 @@ PATTERNS = {
 GROUPS = {
     "rss": ["load", "load-cold", "backlog", "import", "concurrency"],
     "fairness": ["import", "noisy"],
-    "scale": ["scale", "many"],
+    "flat": ["scale", "many"],
     "all": list(PATTERNS),
 }
 
