@@ -56,7 +56,7 @@ import sys
 import time
 
 from bench import tenant_patterns
-from bench.common import default_out, machine, provenance, write_result
+from bench.common import RESULTS, machine, provenance, write_result
 
 PATTERNS = {
     "load": tenant_patterns.load,
@@ -139,7 +139,8 @@ def main() -> int:
         overrides[name.lower().removeprefix("memhub_")] = value
     for name in chosen(args.pattern):
         report = asyncio.run(run(args, name, overrides))
-        out = default_out(f"tenants-{name}")
+        # Named by the commit the run started at (a commit during a long run changes HEAD).
+        out = RESULTS / f"tenants-{name}-{report['date']}-{report['commit']}.json"
         if args.label:
             out = out.with_name(f"{out.stem}-{args.label}.json")
         print(f"written to {write_result(out, report)}", flush=True)
