@@ -99,7 +99,12 @@ class Settings(BaseSettings):
     # Start embedding a search's query as soon as its authenticated request is read, while
     # the MCP layers parse it (gateway/query_prefetch.py; docs/performance.md).
     query_prefetch: bool = True
-    embed_batch_size: int = Field(default=32, ge=1)
+    # Jobs the embedding worker claims, embeds and commits together. A write in another
+    # namespace waits behind at most the batch in progress and then its own (the claim takes
+    # turns across namespaces): at ~22 ms a memory on one thread, 32 made that 1.5-3.5 s
+    # behind a backlog, 8 a quarter of it; the model is called on 4 texts at a time either way,
+    # so throughput is the same (docs/performance.md, "Fair to every tenant").
+    embed_batch_size: int = Field(default=8, ge=1)
     # Tool calls in progress at once; more wait, let in by turns across namespaces
     # (gateway/fair_share.py). About two per core keeps the cores busy while calls wait on
     # PostgreSQL; 0: no bound (first come, first served everywhere).

@@ -80,12 +80,17 @@ async def load_cold(args, overrides: dict) -> dict:
 
 async def _pending(base: str, pending: dict, done) -> None:
     """Keep pending["n"] (the embedding queue's length, once a second) and pending["max"]
-    current until `done()` and the queue is empty."""
+    current until the queue is empty in a reading begun after `done()`; pending["settled"]
+    once a reading begun after `done()` is in (an import queues its jobs as it commits)."""
     async with mcp_client(base) as client:
-        while not done() or pending["n"]:
+        while True:
+            finished = done()
             stats = (await client.call_tool("stats", {})).structured_content
             pending["n"] = stats["embedding_queue"]["pending"]
             pending["max"] = max(pending.get("max", 0), pending["n"])
+            pending["settled"] = finished
+            if finished and not pending["n"]:
+                return
             await asyncio.sleep(1.0)
 
 
@@ -168,11 +173,12 @@ async def import_(args, overrides: dict) -> dict:
         importing.add_done_callback(
             lambda _: import_s.__setitem__("s", time.monotonic() - started))
         watcher = asyncio.ensure_future(_pending(base, pending, importing.done))
-        # Probes while the import runs and at least a fifth of it is still queued (at least
-        # one).
+        # Probes while the import runs (one transaction: its jobs appear when it commits) and
+        # then while at least a fifth of its embeddings is still queued.
+        during: list[float] = []
         delays = await searchable_delays(
-            base, "quiet",
-            until=lambda: importing.done() and pending["n"] < args.import_size // 5)
+            base, "quiet", record=lambda d: during.append(d) if not importing.done() else None,
+            until=lambda: pending.get("settled") and pending["n"] < args.import_size // 5)
         imported = await importing
         await watcher
         drained = time.monotonic() - started
@@ -182,6 +188,9 @@ async def import_(args, overrides: dict) -> dict:
                 "drained_s": round(drained, 1),
                 "queue_max": pending.get("max", 0),
                 "searchable_after_ack_s": _delays(delays),
+                "while_importing_s": _delays(during) if during else None,
+                "while_draining_s": _delays(delays[len(during):])
+                if len(delays) > len(during) else None,
                 "peak": peak.report()}
 
 

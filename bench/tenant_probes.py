@@ -163,10 +163,10 @@ async def write_notes(base: str, namespace: str, items: list[dict], clients: int
 
 
 async def searchable_delays(base: str, namespace: str, until, every: float = 0.5,
-                            limit_s: float = 30.0) -> list[float]:
+                            limit_s: float = 30.0, record=lambda delay: None) -> list[float]:
     """At least once, and while `until()` is false: write a distinct memory to `namespace`,
     then search for it by meaning every 50 ms: the seconds from the write's acknowledgement
-    until it is found."""
+    until it is found (each also to `record`, as it is measured)."""
     delays: list[float] = []
     rng = random.Random(5)
     n = 0
@@ -187,6 +187,7 @@ async def searchable_delays(base: str, namespace: str, until, every: float = 0.5
                     break
                 await asyncio.sleep(0.05)
             delays.append(time.perf_counter() - acked)
+            record(delays[-1])
             await asyncio.sleep(max(0.0, every - (time.perf_counter() - acked)))
     return delays
 
