@@ -106,10 +106,13 @@ class Settings(BaseSettings):
     # so throughput is the same (docs/performance.md, "Fair to every tenant").
     embed_batch_size: int = Field(default=8, ge=1)
     # Tool calls in progress at once; more wait, let in by turns across namespaces
-    # (gateway/fair_share.py). About two per core keeps the cores busy while calls wait on
-    # PostgreSQL; 0: no bound (first come, first served everywhere).
+    # (gateway/fair_share.py). One per two cores: one call in progress already keeps two cores
+    # busy (its query's model threads, then PostgreSQL); with twelve clients of one tenant
+    # flooding, a quiet tenant's search p50 rose 2.7x at 1 on two cores, 3.6x at 2, 3.3-5.4x
+    # at 4 and 9.0x with no bound, the flood's throughput 35, 47, 42-49 and 54 calls/s
+    # (docs/performance.md, "Fair to every tenant"); 0: no bound.
     max_active_calls: int = Field(
-        default_factory=lambda: 2 * max(1, os.cpu_count() or 2), ge=0, le=1000)
+        default_factory=lambda: max(1, (os.cpu_count() or 2) // 2), ge=0, le=1000)
     # How far the embedding queue may fall behind before write acknowledgements wait for it
     # (storage/postgres/retrieval/embedding_queue.py, Pacing); 0, the default: never. Off by
     # default: a bulk import or a flood from one client would make every other client's writes wait.

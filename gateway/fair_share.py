@@ -6,19 +6,19 @@ event loop's ready queue, asyncio's threads that embed queries, the connection p
 cores PostgreSQL and the model share. With twelve clients of one tenant flooding, a quiet
 tenant's search queued behind a dozen of the flood's calls at each of them (p50 6.9 -> 88.6 ms,
 docs/performance.md, "Fair to every tenant"). Here at most `slots` tool calls are in progress
-(MEMHUB_MAX_ACTIVE_CALLS, about two per core: enough to keep the cores busy while calls wait on
-PostgreSQL); a call beyond that waits in its namespace's line, and each freed place goes to the
-next namespace in turn. A flood then holds at most the places it had, and a quiet namespace's
-call waits for one place to free, never for the flood's whole line. Behind the gate, the
-stages see a few calls each, so they stay short.
+(MEMHUB_MAX_ACTIVE_CALLS, one per two cores: one call in progress already keeps two cores
+busy); a call beyond that waits in its namespace's line, and each freed place goes to the next
+namespace in turn. A flood then holds at most the places it had, and a quiet namespace's call
+waits for one place to free, never for the flood's whole line. Behind the gate, the stages see
+a few calls each, so they stay short.
 
 The key is the `namespace` argument of a `tools/call` (read from a body of at most PEEK_BYTES,
-as gateway/query_prefetch.py does); a call without one (or a body too large to peek: an
-artifact upload) waits in its token's line. Tools that wait on an outside service
-(OUTSIDE_SERVICE: GitHub, the curator's model) pass without a place, so a slow remote holds no
-one else's. Anything else (initialize, tools/list, GET) passes. Only authenticated requests get
-here. Per-token limits on calls in flight, where a deployment has them, bound what one token can
-put in these lines; this decides the order in which what is waiting gets in.
+as gateway/query_prefetch.py does); a call without one waits in its token's line. A body too
+large to peek (an artifact upload) passes without a place: its time goes to reading it. Tools
+that wait on an outside service (OUTSIDE_SERVICE: GitHub, the curator's model) pass without a
+place, so a slow remote holds no one else's. Anything else (initialize, tools/list, GET)
+passes. Only authenticated requests get here. Per-token limits on calls in flight bound what
+one token can put in these lines; this decides the order in which what is waiting gets in.
 """
 
 from __future__ import annotations
@@ -109,7 +109,9 @@ def call_key(body: bytes | None, principal: Any) -> str | None:
     request that passes without a place (not a tools/call, or a tool in OUTSIDE_SERVICE)."""
     token = f"token:{getattr(principal, 'token_id', '')}"
     if body is None:
-        return token  # too large to peek: an upload, a call all the same
+        # Too large to peek: an upload, whose time goes to reading its body from the client;
+        # holding a place for it would let one slow sender stall every tenant.
+        return None
     if b'"tools/call"' not in body:
         return None
     try:

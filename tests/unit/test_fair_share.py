@@ -109,7 +109,7 @@ def body(name: str, arguments: dict | None = None, method: str = "tools/call") -
     (body("coord_curate", {"namespace": "acme"}), None),
     (body("", method="tools/list"), None),
     (b'{"jsonrpc": "2.0", "method": "initialize", "id": 1, "params": {}}', None),
-    (None, "token:7"),
+    (None, None),
     (b"[" + body("memory_search", {"namespace": "acme"}) + b"]", "token:7"),
     (b'{"method": "tools/call", not json', "token:7"),
 ])
