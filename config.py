@@ -108,7 +108,7 @@ class Settings(BaseSettings):
     # Tool calls in progress at once; more wait, let in by turns across namespaces
     # (gateway/fair_share.py). One per two cores: one call in progress already keeps two cores
     # busy (its query's model threads, then PostgreSQL); with twelve clients of one tenant
-    # flooding, a quiet tenant's search p50 rose 2.7x at 1 on two cores, 3.6x at 2, 3.3-5.4x
+    # flooding, a quiet tenant's search p50 rose 2.7-3.2x at 1 on two cores, 3.6x at 2, 3.3-5.4x
     # at 4 and 9.0x with no bound, the flood's throughput 35, 47, 42-49 and 54 calls/s
     # (docs/performance.md, "Fair to every tenant"); 0: no bound.
     max_active_calls: int = Field(
