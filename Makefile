@@ -79,8 +79,8 @@ migrate: install  ## apply pending migrations to the configured database
 demo: install  ## DEMO_TOKEN_A=<desktop-cli> DEMO_TOKEN_B=<cursor> make demo: two clients, one memory
 	$(PY) scripts/demo.py "$${DEMO_BASE_URL:-http://127.0.0.1:8000}" "$$DEMO_TOKEN_A" "$$DEMO_TOKEN_B"
 
-smoke: install  ## SMOKE_BASE_URL=... SMOKE_TOKEN=... make smoke
-	$(PY) scripts/smoke_mcp.py "$${SMOKE_BASE_URL:-http://127.0.0.1:8000}" "$$SMOKE_TOKEN"
+smoke: install  ## SMOKE_BASE_URL=... MEMHUB_SMOKE_TOKEN=... make smoke: memhub-admin smoke
+	$(VENV)/bin/memhub-admin smoke --url "$${SMOKE_BASE_URL:-http://127.0.0.1:8000}"
 
 conformance: install $(CONFORMANCE)  ## CONFORMANCE_BASE_URL=... CONFORMANCE_TOKEN=... make conformance
 	bash scripts/run_conformance.sh "$${CONFORMANCE_BASE_URL:-http://127.0.0.1:8000}" "$$CONFORMANCE_TOKEN"

@@ -19,9 +19,10 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 
 from .admin import mount as admin_mount
-from .config import Settings
+from .config import Settings, settings_problem
 from .embedding import model_files
 from .embedding.embedder import SHUTDOWN_LOAD_WAIT, Embedder
 from .errors import MemhubError
@@ -35,6 +36,7 @@ from .gateway.mcp_request import JsonRpcPrecheck, NormaliseMcpRequest
 from .gateway.query_prefetch import QueryPrefetch
 from .gateway.rate_limit import FailedLookupLimiter
 from .gateway.token_gate import TokenGate, token_shape_check
+from .gateway.token_limits import TokenLimits
 from .github.client import GitHubClient
 from .logs import configure_logging
 from .metrics import Metrics
@@ -164,6 +166,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             run_until_shutdown(stack, retention.collect_forever(
                 backend, retention.RetentionPolicy.from_settings(settings),
                 settings.gc_interval_seconds, rt.metrics.job_recorder("gc")), "memhub-gc")
+            # Started before the MCP app and so stopped after it: its last flush writes the
+            # rows of the last calls.
+            run_until_shutdown(stack, rt.activity.write_forever(backend), "memhub-activity")
             await stack.enter_async_context(mcp_app.lifespan(app))
             take_over_mcp_body_limit(mcp_app)
             logger.info("memhub ready", extra={"host": settings.host, "port": settings.port})
@@ -196,9 +201,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     metrics_route.install(app, rt)
     github_webhook.install(app, rt)
     app.mount("/", mcp_app)
-    # Middleware added last runs first: AccessLog sees every request, the gate runs before the
-    # body limit (an unauthenticated oversized request is a 401, not a 413), and the JSON-RPC
-    # pre-check and the query prefetch read only an authenticated request within the limit.
+    # Middleware added last runs first: AccessLog sees every request, the gate (then the
+    # token's limits) runs before the body limit (an unauthenticated oversized request is a
+    # 401, not a 413), and the JSON-RPC pre-check and the query prefetch read only an
+    # authenticated request within the limit.
     if settings.query_prefetch:
         app.add_middleware(QueryPrefetch, embedder=lambda: rt.embedder)
     if settings.max_active_calls:
@@ -207,6 +213,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(FairGate, share=FairShare(settings.max_active_calls))
     app.add_middleware(JsonRpcPrecheck)
     app.add_middleware(BodyLimit, max_bytes=mcp_body_limit(settings.artifact_max_bytes))
+    # Just inside the gate: a token over its limits is refused before its body is read.
+    app.add_middleware(TokenLimits, admission=rt.admission, settings=settings,
+                       on_refused=rt.metrics.limit_refused)
     web_token = settings.mcp_auth_token.get_secret_value() if settings.mcp_auth_token else None
     app.add_middleware(TokenGate, authenticate=_authenticator(rt), prefixes=("/mcp", "/artifact"),
                        plausible=token_shape_check(web_token),
@@ -296,7 +305,11 @@ def proxy_options(settings: Settings) -> dict[str, Any]:
 def main() -> None:
     import uvicorn
 
-    settings = Settings()
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        sys.stderr.write(f"memhub: invalid settings:\n{settings_problem(exc)}\n")
+        sys.exit(2)
     configure_logging(settings.log_level)
     problem = check_database_url(settings)
     if problem is not None:

@@ -13,10 +13,16 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 SURFACES = ("web", "desktop-cli", "cursor")
+# A key an operator types is hashed to 32 bytes (web/sessions.py); shorter than this it is
+# guessable, and an empty one is sha256(""), which anyone can compute.
+MIN_SESSION_SECRET_CHARS = 32
+_SECRETS = ("database_url", "mcp_auth_token", "admin_password", "direct_database_url",
+            "session_secret", "metrics_token", "github_token", "github_webhook_secret",
+            "anthropic_api_key", "smoke_token")
 
 
 def _default_data_dir() -> Path:
@@ -74,6 +80,15 @@ class Settings(BaseSettings):
     # that authenticated recently (gateway/rate_limit.py).
     auth_failure_limit: int = Field(default=30, ge=1)
     auth_failure_window_seconds: float = Field(default=60.0, gt=0)
+    # Per token, in each process (gateway/token_limits.py): requests in flight at once (well
+    # under the pool, so one token cannot hold every connection or core); one over it waits
+    # up to the queue wait for a slot, then gets 429 RATE_LIMITED. An optional sustained rate
+    # per minute with its burst (a token bucket); 0: no rate limit. A token's own values (the
+    # dashboard, memhub-admin token limits) take precedence.
+    token_max_in_flight: int = Field(default=4, ge=1, le=1000)
+    token_queue_wait_seconds: float = Field(default=5.0, ge=0, le=60)
+    token_rate_per_minute: int = Field(default=0, ge=0, le=1_000_000)
+    token_rate_burst: int = Field(default=30, ge=1, le=100_000)
     # What a Prometheus scraper sends as `Authorization: Bearer <it>` to read GET /metrics
     # (gateway/metrics_route.py); no client token reads it. Unset: /metrics answers 404.
     metrics_token: SecretStr | None = None
@@ -152,6 +167,8 @@ class Settings(BaseSettings):
     # Change-feed entries (memory_changes) are kept this long; a cursor older than what is
     # kept answers CURSOR_EXPIRED.
     change_feed_retention_days: int = Field(default=30, ge=1)
+    # Activity-log rows (one per tool call, no content: storage/activity.py) are kept this long.
+    activity_retention_days: int = Field(default=14, ge=1)
     # How often each process tries a collection (one runs at a time across processes).
     gc_interval_seconds: float = Field(default=3600.0, gt=0)
 
@@ -166,6 +183,14 @@ class Settings(BaseSettings):
     # token, good for oauth_refresh_token_ttl, or until the operator revokes the grant).
     oauth_access_token_ttl: int = Field(default=3600, ge=60, le=86400)
     oauth_refresh_token_ttl: int = Field(default=30 * 86400, ge=3600)
+    # A spent refresh token presented again within this many seconds (a retry, or two refreshes
+    # at once) gets the same new pair instead of revoking the grant; 0: every reuse revokes.
+    oauth_refresh_grace_seconds: int = Field(default=30, ge=0, le=300)
+    # Dynamic registration is open to anyone: per client address (an IPv6 /64), at most this
+    # many registrations in any hour, and at most this many registered clients that no
+    # operator has approved yet (they go after a day).
+    oauth_registrations_per_hour: int = Field(default=10, ge=1, le=10_000)
+    oauth_pending_clients_per_address: int = Field(default=100, ge=1, le=10_000)
 
     # --- claims checked against GitHub (github/, docs/claims.md) -----------------------------
     # A read-only token (contents and pull requests: read); without one every verdict is
@@ -184,6 +209,13 @@ class Settings(BaseSettings):
     gate_confirm_ttl_seconds: int = Field(default=300, ge=1, le=86400)
     # How long a process trusts its cached gate profile and skills without a NOTIFY.
     gate_cache_ttl_seconds: float = Field(default=60.0, ge=0, le=86400)
+    # The most a preview waits on tier 2's model (profile `tier2`); past it the preview is
+    # answered without concerns, tier2 "unavailable".
+    gate_tier2_timeout_seconds: float = Field(default=20.0, gt=0, le=120)
+
+    # --- memhub-admin smoke (admin/smoke.py, docs/operations.md) ------------------------------
+    # The token the smoke check uses when neither --token-file nor --token is given.
+    smoke_token: SecretStr | None = None
 
     # --- the curator (coord_curate, curator/, docs/curator.md) -------------------------------
     # Without a key coord_curate answers {"curator_enabled": false} and sends nothing. The base
@@ -194,6 +226,27 @@ class Settings(BaseSettings):
     curator_model: str = Field(default="claude-sonnet-4-5", min_length=1, max_length=100)
     curator_max_output_tokens: int = Field(default=4096, ge=256, le=32000)
     curator_timeout_seconds: float = Field(default=60.0, gt=0, le=600)
+
+    @field_validator(*_SECRETS, mode="before")
+    @classmethod
+    def _blank_secret_is_unset(cls, value: object) -> object:
+        # `VAR=` (a compose file's unset variable) must not become a key, a password or a
+        # webhook secret that anyone can reproduce: blank is no setting, as everywhere else.
+        if isinstance(value, str) and not value.strip():
+            return None
+        if isinstance(value, SecretStr) and not value.get_secret_value().strip():
+            return None
+        return value
+
+    @field_validator("session_secret")
+    @classmethod
+    def _session_secret_long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < MIN_SESSION_SECRET_CHARS:
+            raise ValueError(
+                f"must be at least {MIN_SESSION_SECRET_CHARS} characters (python -c 'import "
+                "secrets; print(secrets.token_urlsafe(32))'), or unset to use a random key "
+                "kept in the database")
+        return value
 
     @field_validator("trusted_proxies")
     @classmethod
@@ -212,3 +265,25 @@ class Settings(BaseSettings):
 
 def load_settings(**overrides: object) -> Settings:
     return Settings(**overrides)  # type: ignore[arg-type]
+
+
+def env_name(field: str) -> str:
+    """The environment variable that sets `field` (a field name, or a seed-compatible alias
+    such as ADMIN_PASSWORD, which pydantic reports as given)."""
+    for name, info in Settings.model_fields.items():
+        alias = info.validation_alias
+        choices = alias.choices if isinstance(alias, AliasChoices) else []
+        if field == name or field in choices:
+            return str(choices[0]) if choices else f"MEMHUB_{name.upper()}"
+    return field
+
+
+def settings_problem(exc: ValidationError) -> str:
+    """What is wrong with the environment, one variable per line, each named with pydantic's
+    reason and never with its value (pydantic's own text quotes the value: a secret's would
+    reach the terminal and the log)."""
+    lines = []
+    for error in exc.errors(include_input=False, include_url=False):
+        field = str(error["loc"][0]) if error["loc"] else "?"
+        lines.append(f"{env_name(field)}: {error['msg']}")
+    return "\n".join(lines)

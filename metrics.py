@@ -26,6 +26,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.exposition import generate_latest
 
 from .errors import Internal, MemhubError
+from .storage.activity import DROPPED_REASONS
 
 if TYPE_CHECKING:
     from .storage.base import StorageBackend
@@ -39,6 +40,9 @@ ROUTES = ("/mcp", "/admin", "/artifact", "/healthz", "/metrics")
 OTHER_ROUTE = "other"
 JOBS = ("expiry_sweep", "lexicon_refresh", "embedding_worker", "gc")
 REFUSALS = ("missing", "invalid", "rate_limited")
+# A token's limits (gateway/token_limits.py) and a namespace's quota (a write refused
+# QUOTA_EXCEEDED, counted by tools/metrics_middleware.py).
+LIMIT_REFUSALS = ("in_flight", "rate", "quota")
 # Tool calls run from about a millisecond (a key lookup) to seconds (a cold search, a 50 MB
 # artifact); the default buckets start at 5 ms and would lump the fast calls together.
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
@@ -199,12 +203,23 @@ class Metrics:
                                       registry=r)
         self.auth_refusals = Counter("memhub_auth_refusals", "Requests the token gate "
                                      "refused, by reason.", ["reason"], registry=r)
+        self.activity_dropped = Counter("memhub_activity_dropped", "Activity-log rows "
+                                        "dropped: overflow (the buffer was full), write_failed "
+                                        "(the database refused the batch).", ["reason"],
+                                        registry=r)
+        self.limit_refusals = Counter("memhub_limit_refusals", "Requests refused by a "
+                                      "token's limits or a namespace's quota, by reason.",
+                                      ["reason"], registry=r)
         # Series that exist before their first event read as 0, not as absent.
         for job in JOBS:
             self.job_runs.labels(job)
             self.job_failures.labels(job)
         for reason in REFUSALS:
             self.auth_refusals.labels(reason)
+        for reason in DROPPED_REASONS:
+            self.activity_dropped.labels(reason)
+        for reason in LIMIT_REFUSALS:
+            self.limit_refusals.labels(reason)
         self.queue = QueueReading()
         self._sampled = _Sampled()
         r.register(self._sampled)
@@ -216,6 +231,11 @@ class Metrics:
         self.tool_calls.labels(tool, outcome, code_label(code)).inc()
         self.tool_duration.labels(tool).observe(seconds)
 
+    def activity_rows_dropped(self, reason: str, rows: int) -> None:
+        """Rows the activity log lost (storage/activity.py): `reason` one of
+        DROPPED_REASONS."""
+        self.activity_dropped.labels(reason).inc(rows)
+
     def observe_http(self, path: str, status: int, seconds: float) -> None:
         route = route_label(path)
         self.http_requests.labels(route, status_label(status)).inc()
@@ -225,6 +245,11 @@ class Metrics:
         if reason not in REFUSALS:
             raise ValueError(f"unknown refusal reason {reason!r}; add it to REFUSALS")
         self.auth_refusals.labels(reason).inc()
+
+    def limit_refused(self, reason: str) -> None:
+        if reason not in LIMIT_REFUSALS:
+            raise ValueError(f"unknown limit {reason!r}; add it to LIMIT_REFUSALS")
+        self.limit_refusals.labels(reason).inc()
 
     def record_job_run(self, job: str, ok: bool) -> None:
         """Count one run of a background job (`JOBS`); `ok` False when it failed."""

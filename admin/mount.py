@@ -13,6 +13,7 @@ from fastapi.staticfiles import StaticFiles
 
 from ..errors import MemhubError
 from ..runtime import Runtime
+from .limits import LimitPages
 from .routes import HERE, Admin
 
 logger = logging.getLogger(__name__)
@@ -83,9 +84,38 @@ def install(app: FastAPI, rt: Runtime) -> Admin:
     async def deny_repo(request: Request):
         return await handle(admin.grant_repo(request, allow=False))
 
+    async def activity(request: Request, namespace: str):
+        return await handle(admin.activity(request, namespace))
+
+    app.add_api_route("/admin/namespaces/{namespace}/activity", activity, methods=["GET"],
+                      include_in_schema=False)
     app.add_api_route("/admin/github/grants", allow_repo, methods=["POST"],
                       include_in_schema=False)
     app.add_api_route("/admin/github/grants/deny", deny_repo, methods=["POST"],
                       include_in_schema=False)
+    limits = LimitPages(admin)
+
+    async def token_page(request: Request, token_id: int):
+        return await handle(limits.token_page(request, token_id))
+
+    async def set_token_limits(request: Request, token_id: int):
+        return await handle(limits.set_token_limits(request, token_id))
+
+    async def open_namespace(request: Request):
+        return await handle(limits.open_namespace(request))
+
+    async def namespace_page(request: Request, namespace: str):
+        return await handle(limits.namespace_page(request, namespace))
+
+    async def set_quota(request: Request, namespace: str):
+        return await handle(limits.set_quota(request, namespace))
+
+    for path, endpoint, method in (
+            ("/admin/tokens/{token_id}", token_page, "GET"),
+            ("/admin/tokens/{token_id}/limits", set_token_limits, "POST"),
+            ("/admin/namespaces", open_namespace, "GET"),
+            ("/admin/namespaces/{namespace}", namespace_page, "GET"),
+            ("/admin/namespaces/{namespace}/quota", set_quota, "POST")):
+        app.add_api_route(path, endpoint, methods=[method], include_in_schema=False)
     app.mount("/admin/static", StaticFiles(directory=HERE / "static"), name="admin-static")
     return admin

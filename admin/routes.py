@@ -1,6 +1,7 @@
 """The /admin dashboard: password login, one card per surface with ready-to-paste configs,
 rotate / revoke / create tokens, an overview, the audit trail, revoking an OAuth connection, and
-the GitHub repositories each namespace may have its claims checked against. Rotating and
+the GitHub repositories each namespace may have its claims checked against. A token's limits and
+a namespace's quota have pages of their own (admin/limits.py). Rotating and
 revoking ask first, on a page of their own (admin/confirm.py).
 
 Server-rendered (jinja2), no CDN, works without JavaScript. The login, the session and the
@@ -34,6 +35,7 @@ from .flash import FlashBox
 logger = logging.getLogger(__name__)
 
 HERE = Path(__file__).resolve().parent
+ACTIVITY_SHOWN = 200
 NOTICES = {
     "revoked": "Token revoked. Clients using it are refused from now on.",
     "logged-out": "Logged out.",
@@ -174,6 +176,7 @@ class Admin:
             extra_tokens=[t for t in tokens if t["kind"] != "surface"],
             oauth_grants=await storage.list_oauth_grants(),
             repo_grants=await storage.list_repo_grants(),
+            quotas=await storage.list_namespace_quotas(),
             extra_fresh=extra_fresh,
             extra_snippets=(
                 configs.snippets(None, mcp_url, extra_fresh["token"]) if extra_fresh else []
@@ -189,6 +192,15 @@ class Admin:
             notice=NOTICES.get(request.query_params.get("notice", "")),
             error=error,
         )
+
+    async def activity(self, request: Request, namespace: str) -> Response:
+        """A namespace's latest tool calls (storage/activity.py); read-only."""
+        session = await self.operator.session(request)
+        if session is None or not session.authed:
+            return redirect("/admin/login")
+        found = await self.rt.storage().tool_activity(namespace, limit=ACTIVITY_SHOWN)
+        return self.pages.page("activity.html", found=found, limit=ACTIVITY_SHOWN,
+                               retention_days=self.settings.activity_retention_days)
 
     # --- confirmations: the page a Rotate or Revoke link opens (a GET changes nothing) -----
     async def ask(self, request: Request,

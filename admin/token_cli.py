@@ -1,6 +1,6 @@
-"""`memhub-admin token list|create|rotate|revoke`: the tokens clients connect with, as the
-dashboard shows them. A new token is printed once; only its hash is stored. Rotate and revoke
-ask first (unless `--yes`); every change is audited as "cli:<os user>".
+"""`memhub-admin token list|create|rotate|revoke|limits`: the tokens clients connect with, as
+the dashboard shows them. A new token is printed once; only its hash is stored. Rotate and
+revoke ask first (unless `--yes`); every change is audited as "cli:<os user>".
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import argparse
 from typing import Any
 
 from ..config import Settings
-from ..storage.principal import TOOL_PROFILES
+from ..storage.principal import TOKEN_LIMIT_BOUNDS, TOOL_PROFILES, TokenLimits
 from .cli_support import EXIT_USAGE, cli_actor, emit, fail, needs_confirmation, run_store
 
 
@@ -18,9 +18,11 @@ def token_line(t: dict[str, Any]) -> str:
     access = ("ro" if t["read_only"] else "rw") + f" {t['tool_profile']}"
     state = "active" if t["active"] else f"revoked {t['revoked_at'][:19]}"
     label = f"  {t['label']}" if t["label"] else ""
+    own = " ".join(f"{k}={v}" for k, v in t["limits"].items() if v is not None)
+    limits = f"  limits: {own}" if own else ""
     return (
         f"{t['id']:>5}  {t['kind']:<7} {t['surface']:<12} {t['prefix']}…  {access}  "
-        f"{scope:<24} {state}{label}"
+        f"{scope:<24} {state}{label}{limits}"
     )
 
 
@@ -99,6 +101,36 @@ def cmd_revoke(args: argparse.Namespace, settings: Settings) -> int:
     return run_store(args, settings, fn, render)
 
 
+def limit_value(text: str) -> int | None:
+    """A limit on the command line: an integer, or `default` for the server's."""
+    return None if text == "default" else int(text)
+
+
+def cmd_limits(args: argparse.Namespace, settings: Settings) -> int:
+    given = {name: getattr(args, name) for name in TOKEN_LIMIT_BOUNDS if hasattr(args, name)}
+
+    async def fn(backend):
+        token = next((t for t in await backend.list_tokens()
+                      if t["id"] == args.id and t["active"]), None)
+        if token is None or not given:
+            return token
+        limits = TokenLimits.of({**token["limits"], **given})
+        return await backend.set_token_limits(cli_actor(), args.id, limits)
+
+    def render(token):
+        if token is None:
+            return fail(args, f"no active token with id {args.id} (memhub-admin token list)",
+                        "NOT_FOUND")
+        own = token["limits"]
+        shown = {name: own[name] if own[name] is not None else
+                 f"{getattr(settings, 'token_' + name)} (default)" for name in own}
+        emit(args, token, f"token {token['id']} ({token['surface']}, {token['prefix']}…): "
+             + ", ".join(f"{k}={v}" for k, v in shown.items()))
+        return None
+
+    return run_store(args, settings, fn, render)
+
+
 def add_commands(sub, common: argparse.ArgumentParser) -> None:
     token = sub.add_parser("token", help="list, create, rotate, revoke tokens")
     tsub = token.add_subparsers(dest="token_command", required=True)
@@ -127,3 +159,12 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     revoke.add_argument("id", type=int)
     revoke.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     revoke.set_defaults(func=cmd_revoke)
+
+    limits = tsub.add_parser("limits", parents=[common],
+                             help="show or set a token's limits (each: a number, or 'default')")
+    limits.add_argument("id", type=int)
+    for name, (low, high) in TOKEN_LIMIT_BOUNDS.items():
+        limits.add_argument("--" + name.replace("_", "-"), dest=name, type=limit_value,
+                            default=argparse.SUPPRESS, metavar="N",
+                            help=f"{low}-{high}, or 'default' (MEMHUB_TOKEN_{name.upper()})")
+    limits.set_defaults(func=cmd_limits)

@@ -65,12 +65,16 @@ def read_message(message: Any, tool_name: str) -> Reply:
 
 
 class AnthropicClient:
-    def __init__(self, settings: Settings) -> None:
+    """The curator's settings, unless a use case with tighter bounds of its own (the intent
+    gate's tier 2) passes `timeout` and `max_tokens`."""
+
+    def __init__(self, settings: Settings, *, timeout: float | None = None,
+                 max_tokens: int | None = None) -> None:
         self.url = settings.anthropic_base_url.rstrip("/") + "/v1/messages"
         self.model = settings.curator_model
         self._key = settings.anthropic_api_key
-        self._max_tokens = settings.curator_max_output_tokens
-        self._timeout = settings.curator_timeout_seconds
+        self._max_tokens = max_tokens or settings.curator_max_output_tokens
+        self._timeout = timeout or settings.curator_timeout_seconds
 
     @property
     def configured(self) -> bool:

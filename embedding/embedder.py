@@ -86,7 +86,8 @@ class Embedder:
         self._thread: threading.Thread | None = None
         # Queries whose embedding started before their search asked (prefetch), by text; only
         # touched on the event loop. Counters for `stats`.
-        self._pending: dict[str, asyncio.Future[np.ndarray]] = {}
+        # Prefetches running, by text (a plain query) or by a question's texts (with `also`).
+        self._pending: dict[tuple[str, ...], asyncio.Future[Any]] = {}
         self.prefetch_started = 0
         self.prefetch_joined = 0
         self.worker: Any = None  # the in-process EmbeddingWorker, when one runs (for stats)
@@ -291,20 +292,22 @@ class Embedder:
             release_freed_heap()
         return out
 
-    def prefetch(self, text: str) -> bool:
+    def prefetch(self, text: str, also: Sequence[str] = ()) -> bool:
         """Start embedding `text` now, in a worker thread, for a search about to ask for it
         (gateway/query_prefetch.py: the request has been authenticated, the MCP layers have
-        not run yet). Call on the event loop. False when nothing was started: no model yet,
-        already cached or started, or PREFETCH_MAX already running."""
-        if (not self.ready or text in self._pending or text in self.cache
+        not run yet); with `also` (its other phrasings), all of them in one batch, as
+        query_vectors will ask. Call on the event loop. False when nothing was started: no
+        model yet, already cached or started, or PREFETCH_MAX already running."""
+        key = (text, *also)
+        if (not self.ready or key in self._pending or all(t in self.cache for t in key)
                 or len(self._pending) >= PREFETCH_MAX):
             return False
-        future = asyncio.get_running_loop().run_in_executor(None, self.embed_query, text)
-        self._pending[text] = future
+        future = asyncio.get_running_loop().run_in_executor(None, self.embed_queries, list(key))
+        self._pending[key] = future
         self.prefetch_started += 1
 
         def settled(done: asyncio.Future) -> None:
-            self._pending.pop(text, None)
+            self._pending.pop(key, None)
             if not done.cancelled():
                 done.exception()  # retrieved: a search that awaited it has its own copy
 
@@ -314,16 +317,17 @@ class Embedder:
     async def query_vector(self, text: str) -> np.ndarray:
         """embed_query off the event loop, joining the prefetch of the same text if one is
         running (the query is embedded once)."""
-        pending = self._pending.get(text)
-        if pending is not None:
-            self.prefetch_joined += 1
-            # Shielded: a cancelled search must not cancel what another may be awaiting.
-            return await asyncio.shield(pending)
-        return await asyncio.to_thread(self.embed_query, text)
+        return (await self.query_vectors([text]))[0]
 
     async def query_vectors(self, texts: list[str]) -> list[np.ndarray]:
         """The vectors of a question and its phrasings, off the event loop: those not in the
-        LRU embedded in one batch (storage/postgres/retrieval/search.py, `also`)."""
+        LRU embedded in one batch (storage/postgres/retrieval/search.py, `also`), joining
+        the prefetch of the same texts if one is running."""
+        pending = self._pending.get(tuple(texts))
+        if pending is not None:
+            self.prefetch_joined += 1
+            # Shielded: a cancelled search must not cancel what another may be awaiting.
+            return list(await asyncio.shield(pending))
         return await asyncio.to_thread(self.embed_queries, texts)
 
     def embed_queries(self, texts: list[str]) -> list[np.ndarray]:

@@ -36,7 +36,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .. import bounded_json
-from ..errors import Forbidden, InvalidInput
+from ..errors import Forbidden, InvalidInput, MemhubError
 from .body_limit import peek_body, replaying
 from .token_gate import send_error
 
@@ -164,10 +164,18 @@ async def _invalid_request(send: Callable) -> None:
     error = InvalidInput("a request's id must be a string or an integer (MCP: not null)",
                          remedy="Give the request a string or integer id, unique in the "
                                 "session; a notification has no id at all.", field="id")
+    await send_jsonrpc_error(send, 400, INVALID_REQUEST, "Invalid Request: " + error.message,
+                             error)
+
+
+async def send_jsonrpc_error(send: Callable, status: int, rpc_code: int, message: str,
+                             error: MemhubError, extra_headers=()) -> None:
+    """A whole HTTP response whose body is a JSON-RPC error (id null: the request's was not
+    read) carrying memhub's error as its `data`: the MCP SDK raises it as the request's error,
+    code and remedy included, where a body of another shape would be a bare HTTP failure."""
     body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
-        "code": INVALID_REQUEST, "message": "Invalid Request: " + error.message,
-        "data": error.to_payload()}}).encode()
-    await send({"type": "http.response.start", "status": 400, "headers": [
+        "code": rpc_code, "message": message, "data": error.to_payload()}}).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-        (b"cache-control", b"no-store")]})
+        (b"cache-control", b"no-store"), *extra_headers]})
     await send({"type": "http.response.body", "body": body})

@@ -6,9 +6,10 @@ HTTP and MCP layers have parsed and validated the request (~1 ms of the event lo
 on a busy machine), so this middleware, inside the token gate and the body limit, reads a small
 POST /mcp body once: when it is a `tools/call` of `memory_search` (mode hybrid or semantic),
 `recall` or `memory_context` with a query, the query (normalised as the search will:
-`check_query`) starts embedding in a worker thread (`Embedder.prefetch`) while those layers
-run on the event loop, and the search joins it (`Embedder.query_vector`) instead of starting
-its own (its effect on search latency at 100k memories: docs/performance.md).
+`check_query`), with its `also` phrasings in one batch when it has them, starts embedding in a
+worker thread (`Embedder.prefetch`) while those layers run on the event loop, and the search
+joins it (`Embedder.query_vector` / `query_vectors`) instead of starting its own (its effect on
+search latency at 100k memories: docs/performance.md).
 
 Nothing else changes: the body is handed on byte for byte; a body over PEEK_BYTES (an
 artifact upload) is not parsed and streams on as it came; anything unexpected (not JSON, a
@@ -23,7 +24,7 @@ from typing import Any
 
 from .. import bounded_json
 from ..errors import MemhubError
-from ..storage.search import check_query
+from ..storage.search import check_ask, check_query
 from .body_limit import peek_body, replaying
 
 Scope = dict[str, Any]
@@ -53,14 +54,22 @@ class QueryPrefetch:
         embedder = self.embedder()
         if embedder is None or not embedder.ready:
             return
-        query = search_query(body)
-        if query is not None:
-            embedder.prefetch(query)
+        texts = search_texts(body)
+        if texts:
+            embedder.prefetch(texts[0], texts[1:])
 
 
 def search_query(body: bytes) -> str | None:
     """The query a JSON-RPC body's search will embed, or None (not such a call, or one the
     search will refuse)."""
+    texts = search_texts(body)
+    return texts[0] if texts else None
+
+
+def search_texts(body: bytes) -> tuple[str, ...] | None:
+    """The texts a JSON-RPC body's search will embed (its query, then its `also` phrasings
+    as the search reads them: check_ask), or None (not such a call, or one the search will
+    refuse)."""
     # Every other tool call is passed over without parsing its JSON (a name spelled with
     # escapes is missed: its search then embeds the query itself).
     if not any(name in body for name in (b'"memory_search"', b'"recall"', b'"memory_context"')):
@@ -86,6 +95,12 @@ def search_query(body: bytes) -> str | None:
     else:
         return None
     try:
-        return check_query(arguments.get("query"), required=required)
+        query = check_query(arguments.get("query"), required=required)
+        if query is None:
+            return None
+        # `also` sent as its JSON text is decoded later (tools/json_arguments.py): the
+        # phrasings are then embedded by the search, the query here.
+        also = arguments.get("also")
+        return check_ask(query, also).texts if isinstance(also, list) else (query,)
     except MemhubError:
         return None

@@ -7,6 +7,9 @@
 -- content and its questions (docs/retrieval.md, Questions). They are part of a revision, like
 -- title, content and tags: stored in memory_revisions, mirrored on the memory, kept by history,
 -- export and import, removed by a purge.
+--
+-- The generated columns rewrite `memories`: the runner vacuums it afterwards.
+-- memhub: vacuum memories
 
 ALTER TABLE memory_revisions ADD COLUMN questions text[] NOT NULL DEFAULT '{}';
 

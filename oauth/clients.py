@@ -5,7 +5,7 @@ The SDK's handler has already parsed the metadata and minted the client's id and
 
 from __future__ import annotations
 
-from ipaddress import ip_address
+from ipaddress import IPv6Address, ip_address, ip_network
 from urllib.parse import urlsplit
 
 from mcp.server.auth.provider import RegistrationError
@@ -15,6 +15,7 @@ MAX_REDIRECT_URIS = 10
 MAX_URI_CHARS = 2000
 MAX_NAME_CHARS = 100
 MAX_CLIENTS = 10_000  # registered and not yet pruned (unconsented ones go after a day)
+MAX_SOURCE_CHARS = 64
 AUTH_METHODS = {"none", "client_secret_post", "client_secret_basic"}
 GRANT_TYPES = {"authorization_code", "refresh_token"}
 
@@ -26,6 +27,23 @@ def _loopback(host: str) -> bool:
         return ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def registration_source(host: str | None) -> str:
+    """What registrations are counted by: the client's address (uvicorn's, which is the
+    X-Forwarded-For of a MEMHUB_TRUSTED_PROXIES peer only), and for IPv6 its /64: one
+    subscriber's prefix, whose 2^64 addresses would otherwise each count as a new client."""
+    if not host:
+        return "unknown"
+    try:
+        address = ip_address(host)
+    except ValueError:
+        return host[:MAX_SOURCE_CHARS]
+    if isinstance(address, IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ip_network(f"{address}/64", strict=False))
+    return str(address)
 
 
 def redirect_uri_problem(uri: str) -> str | None:

@@ -5,7 +5,9 @@ The SDK's handlers parse and validate each request, check the redirect URI again
 registered ones, refuse any PKCE method but S256, and verify the code verifier; this provider
 adds what is memhub's policy: `state` is required, the resource indicator must name this
 server's /mcp, the operator consents on /admin before any code exists, codes and refresh tokens
-are spent once (a second use revokes the grant), and access tokens are api_tokens rows.
+are spent once (a second use revokes the grant, except a refresh retried within
+MEMHUB_OAUTH_REFRESH_GRACE_SECONDS, which gets the same pair), registration is limited per
+client address, and access tokens are api_tokens rows.
 """
 
 from __future__ import annotations
@@ -31,12 +33,17 @@ from mcp.server.auth.provider import (
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl
 
-from ..errors import RateLimited
 from ..runtime import Runtime
 from ..storage.admin import Actor
-from ..storage.oauth import CODE_REUSE, REFRESH_REUSE, REVOKED_BY_CLIENT, IssuedTokens
-from ..web.sessions import SECRET_NAME, secret_from_setting
-from .clients import MAX_CLIENTS, check_registration
+from ..storage.oauth import (
+    CODE_REUSE,
+    REFRESH_REUSE,
+    REVOKED_BY_CLIENT,
+    IssuedTokens,
+    RegistrationLimits,
+)
+from ..web.sessions import SECRET_NAME, configured_key
+from .clients import MAX_CLIENTS, check_registration, registration_source
 from .urls import OAuthUrls, same_resource
 
 logger = logging.getLogger(__name__)
@@ -82,9 +89,8 @@ class MemhubOAuthProvider:
         """Pending requests are signed with the /admin cookie key under their own salt: a
         value signed for one purpose is never valid as another."""
         if self._signer is None:
-            configured = self.rt.settings.session_secret
-            secret = (secret_from_setting(configured.get_secret_value()) if configured
-                      else await self.rt.storage().admin_secret(SECRET_NAME))
+            secret = (configured_key(self.rt.settings.session_secret)
+                      or await self.rt.storage().admin_secret(SECRET_NAME))
             self._signer = URLSafeTimedSerializer(secret, salt=REQUEST_SALT)
         return self._signer
 
@@ -101,12 +107,16 @@ class MemhubOAuthProvider:
         info = client_info.model_dump(mode="json", exclude={"client_secret"}, exclude_none=True)
         if len(json.dumps(info)) > MAX_INFO_CHARS:
             raise RegistrationError("invalid_client_metadata", "the client metadata is too large")
-        try:
-            await self.rt.storage().register_oauth_client(
-                client_info.client_id, client_info.client_secret, client_info.client_name, info,
-                MAX_CLIENTS)
-        except RateLimited as err:
-            raise RegistrationError("invalid_client_metadata", err.message) from err
+        settings = self.rt.settings
+        limits = RegistrationLimits(
+            source=registration_source(CLIENT_SOURCE.get()),
+            per_hour=settings.oauth_registrations_per_hour,
+            pending_per_source=settings.oauth_pending_clients_per_address,
+            max_clients=MAX_CLIENTS)
+        # RateLimited goes up to oauth.routes.Endpoint, which answers 429 with Retry-After.
+        await self.rt.storage().register_oauth_client(
+            client_info.client_id, client_info.client_secret, client_info.client_name, info,
+            limits)
         await self.rt.storage().audit(client_actor(client_info), "oauth.register",
                                       detail={"client_id": client_info.client_id})
 
@@ -181,9 +191,10 @@ class MemhubOAuthProvider:
         row = await self.rt.storage().oauth_refresh_token(refresh_token)
         if row is None or row["client_id"] != client.client_id or row["revoked"]:
             return None
-        if row["used"]:
+        if row["used"] and row["used_ago"] > self.rt.settings.oauth_refresh_grace_seconds:
             # Rotation makes a refresh token single-use; a second use means two parties hold
-            # it, so the whole family goes (OAuth 2.1 §4.3.1).
+            # it, so the whole family goes (OAuth 2.1 §4.3.1). Within the grace period it is
+            # taken for a retry: the exchange answers the pair already issued, if it can.
             await self._revoke(client, row["grant_id"], REFRESH_REUSE)
             return None
         return GrantRefreshToken(token=refresh_token, client_id=row["client_id"],
@@ -196,8 +207,10 @@ class MemhubOAuthProvider:
         settings = self.rt.settings
         issued = await self.rt.storage().rotate_oauth_refresh(
             client_actor(client), refresh_token.token, settings.oauth_access_token_ttl,
-            settings.oauth_refresh_token_ttl)
+            settings.oauth_refresh_token_ttl, settings.oauth_refresh_grace_seconds)
         if issued is None:
+            # Spent and not a retry the grace period answers (too late, or its pair already
+            # refreshed in turn): a reuse.
             row = await self.rt.storage().oauth_refresh_token(refresh_token.token)
             if row is not None and row["used"]:
                 await self._revoke(client, row["grant_id"], REFRESH_REUSE)

@@ -31,10 +31,12 @@ ROOT_METADATA_PATH = "/.well-known/oauth-protected-resource"
 
 
 class Endpoint:
-    """Wraps one SDK endpoint: records the client's address for the audit, and at the token
-    endpoint enforces RFC 8707 there too: the SDK's token handler does not compare a
-    `resource` parameter, so a token request naming another resource is refused here with
-    `invalid_target` before the handler runs (the body is read, bounded, and replayed)."""
+    """Wraps one SDK endpoint: records the client's address for the audit and registration's
+    limits, answers a memhub error the provider raised (RATE_LIMITED from registration, with
+    Retry-After; UNAVAILABLE) in memhub's error shape, and at the token endpoint enforces RFC
+    8707 there too: the SDK's token handler does not compare a `resource` parameter, so a
+    token request naming another resource is refused here with `invalid_target` before the
+    handler runs (the body is read, bounded, and replayed)."""
 
     def __init__(self, app: Callable, resource: Any = None) -> None:
         self.app = app
@@ -44,7 +46,25 @@ class Endpoint:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        # uvicorn's client: X-Forwarded-For only from MEMHUB_TRUSTED_PROXIES (app.proxy_options).
         CLIENT_SOURCE.set((scope.get("client") or ("unknown",))[0])
+        started = False
+
+        async def tracked(message: dict) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self._handle(scope, receive, tracked)
+        except MemhubError as err:
+            if started:
+                raise
+            logger.warning("oauth endpoint refused", extra={"code": err.code,
+                                                            "path": scope.get("path")})
+            await _memhub_error(send, err)
+
+    async def _handle(self, scope: dict, receive: Callable, send: Callable) -> None:
         if self.resource is None or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
@@ -72,6 +92,17 @@ class Endpoint:
             return {"type": "http.request", "body": body, "more_body": False}
 
         await self.app(scope, replay, send)
+
+
+async def _memhub_error(send: Callable, err: MemhubError) -> None:
+    payload = json.dumps({"error": err.to_payload()}).encode()
+    headers = [(b"content-type", b"application/json"), (b"cache-control", b"no-store"),
+               (b"content-length", str(len(payload)).encode())]
+    wait = err.details.get("retry_after_seconds")
+    if isinstance(wait, int):
+        headers.append((b"retry-after", str(wait).encode()))
+    await send({"type": "http.response.start", "status": err.http_status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})
 
 
 async def _oauth_error(send: Callable, status: int, error: str, description: str) -> None:

@@ -10,12 +10,15 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
+from .activity import ActivityBackend
 from .admin import AdminBackend
+from .as_of import AsOfBackend
 from .bootstrap import BootstrapBackend
 from .changes import ChangeFeedBackend
 from .claims import ClaimBackend
 from .curation import CurationBackend
 from .gate import GateBackend
+from .limits import LimitsBackend
 from .memories import MemoryBackend
 from .oauth import OAuthBackend
 from .principal import Principal
@@ -63,8 +66,8 @@ class CoreBackend(ABC):
 
 
 class StorageBackend(CoreBackend, AdminBackend, BootstrapBackend, MemoryBackend, SearchBackend,
-                     WorkBackend,
+                     AsOfBackend, WorkBackend,
                      ProfileBackend, OAuthBackend, ChangeFeedBackend, TrustBackend, ClaimBackend,
-                     GateBackend,
-                     CurationBackend, ABC):
+                     GateBackend, LimitsBackend,
+                     CurationBackend, ActivityBackend, ABC):
     """Everything the tools may ask of storage."""

@@ -3,28 +3,30 @@ cursor (migration 0028; the mechanism is explained in docs/change-feed.md).
 
 A position in the feed is (transaction id, change id): changes are read in that order and only
 from transactions that have all ended, so a position never has a change appear behind it
-later. The cursor that carries it is opaque to clients, versioned and bound to its namespace;
-anything this server did not issue is INVALID_INPUT.
+later. The transaction id is the server's: it counts every writing transaction of every
+tenant, so the cursor that carries a position is sealed (storage/cursors.py: AES-256-GCM
+under a server secret, bound to the namespace). A client learns nothing from it, cannot make
+or alter one, and a cursor issued for one namespace does not open in another (INVALID_INPUT).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput
+from ..errors import CursorExpired, InvalidInput
+from .cursors import CursorNotOurs, CursorOfAnotherKey, CursorSeal
 
 if TYPE_CHECKING:  # storage.base imports this module
     from .principal import Principal
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 500
-_VERSION = "f1"
-_CURSOR_MAX = 120
+PURPOSE = "changes"
+_LEGACY_PREFIX = b"f1."  # the unsealed format: a tag of the namespace and the position
 _BAD_CURSOR_REMEDY = ("Pass next_cursor exactly as a memory_changes answer of this namespace "
                       "gave it, or omit cursor to read from the oldest change kept.")
 
@@ -40,36 +42,36 @@ class FeedPosition:
 START = FeedPosition(0, 0)
 
 
-def _namespace_tag(namespace: str) -> str:
-    return hashlib.sha256(namespace.encode()).hexdigest()[:8]
+def encode_feed_cursor(seal: CursorSeal, position: FeedPosition) -> str:
+    return seal.seal(position.xid, position.change_id)
 
 
-def encode_feed_cursor(namespace: str, position: FeedPosition) -> str:
-    raw = f"{_VERSION}.{_namespace_tag(namespace)}.{position.xid}.{position.change_id}"
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+def _legacy(cursor: str) -> bool:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+    except (ValueError, binascii.Error):
+        return False
+    return raw.startswith(_LEGACY_PREFIX)
 
 
-def decode_feed_cursor(namespace: str, cursor: str | None) -> FeedPosition | None:
+def decode_feed_cursor(seal: CursorSeal, cursor: str | None) -> FeedPosition | None:
     """The position `cursor` stands for (None: from the start). INVALID_INPUT for a cursor this
-    server did not issue for this namespace."""
+    server did not issue for this namespace (malformed, altered, another namespace's);
+    CURSOR_EXPIRED for one sealed under another database's key or of the unsealed format."""
     if cursor is None:
         return None
-    if not isinstance(cursor, str) or not 0 < len(cursor) <= _CURSOR_MAX:
-        raise InvalidInput("cursor is not one memory_changes issued", field="cursor",
-                           remedy=_BAD_CURSOR_REMEDY)
     try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
-        version, tag, xid, change_id = raw.split(".")
-        if version != _VERSION or not (xid.isdigit() and change_id.isdigit()):
-            raise ValueError(raw)
-        position = FeedPosition(int(xid), int(change_id))
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise InvalidInput("cursor is not one memory_changes issued", field="cursor",
-                           remedy=_BAD_CURSOR_REMEDY) from None
-    if tag != _namespace_tag(namespace):
-        raise InvalidInput("cursor was issued for another namespace", field="cursor",
-                           remedy=_BAD_CURSOR_REMEDY)
-    return position
+        xid, change_id = seal.open(cursor, 2)
+    except CursorOfAnotherKey:
+        raise CursorExpired("cursor was issued by another database",
+                            namespace=seal.namespace) from None
+    except CursorNotOurs:
+        if isinstance(cursor, str) and _legacy(cursor):
+            raise CursorExpired("cursor is of an earlier format, which this server no longer "
+                                "reads", namespace=seal.namespace) from None
+        raise InvalidInput("cursor is not one memory_changes issued for this namespace",
+                           field="cursor", remedy=_BAD_CURSOR_REMEDY) from None
+    return FeedPosition(xid, change_id)
 
 
 def check_feed_limit(limit: Any) -> int:
@@ -87,9 +89,10 @@ class ChangeFeedBackend(ABC):
                              cursor: str | None = None,
                              limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
         """Changes after `cursor` (None: from the oldest kept), oldest first, at most `limit`:
-        {"changes": [{"change_id", "what", "target_type", "target_id", "revision", "surface",
-        "at", "replacement_id"?}], "next_cursor", "has_more"}. `next_cursor` is always given
-        (also when nothing is new): reading from it returns only what came after.
+        {"changes": [{"change_id", "what", "target_type", "target_id" (none for "purged"),
+        "revision", "surface", "at", "replacement_id"?}], "next_cursor", "has_more"}.
+        `next_cursor` is always given (also when nothing is new): reading from it returns only
+        what came after.
         CURSOR_EXPIRED when changes after `cursor` are no longer kept."""
 
     @abstractmethod

@@ -30,6 +30,20 @@ class GateBackend(ABC):
         confirmation. Raises INVALID_INPUT, FORBIDDEN."""
 
     @abstractmethod
+    async def gate_review_material(self, principal: Principal, namespace: str, tool: str,
+                                   arguments: dict[str, Any], *,
+                                   targets: list[str]) -> dict[str, Any] | None:
+        """What tier 2 of the gate shows its model for the preview of this write, or None
+        when the namespace's profile does not ask for tier 2 (read from this process's
+        cache): {"tool", "change" (the write's arguments that say what it does, bounded),
+        "memories": [{"id", "role" (retired | dependent | related), "kind", "title",
+        "status", "content"}]}, the memories the write retires, the ACTIVE ones derived from
+        them, and those the retrieval guard admits for the change's text, each id once, at
+        most gate_review.MEMORIES_MAX, texts cut to gate_review.CONTENT_CHARS. Every read is
+        done and its connection returned before this answers. Raises INVALID_INPUT,
+        FORBIDDEN."""
+
+    @abstractmethod
     async def intent_open(self, principal: Principal, namespace: str, intent: Any, *,
                           limit: int = 10, also: list[str] | None = None) -> dict[str, Any]:
         """Record an intent and answer what it touches: {"intent_id", "opened_at",

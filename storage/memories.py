@@ -112,15 +112,17 @@ class MemoryBackend(ABC):
         limit: int = 50,
         cursor: str | None = None,
         include_quarantined: bool = False,
+        key_prefix: str | None = None,
     ) -> dict[str, Any]:
-        """{"memories": [...], "next_cursor": str|None}, newest first, keyset-paginated."""
+        """{"memories": [...], "next_cursor": str|None}, newest first, keyset-paginated;
+        `key_prefix` keeps the memories whose key starts with it, character for character."""
 
     @abstractmethod
     async def memory_history(
         self, principal: Principal, namespace: str, memory_id: str
     ) -> dict[str, Any]:
-        """The memory, its revisions, what superseded it and what it superseded,
-        corroborations."""
+        """The memory, its revisions, what superseded it (and `retired_at`, when it was
+        superseded or forgotten) and what it superseded, corroborations."""
 
     @abstractmethod
     async def expire_due(self, batch: int = 1000) -> int:

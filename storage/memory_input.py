@@ -244,6 +244,20 @@ def check_revision(value: Any) -> int:
     return value
 
 
+def check_key_prefix(prefix: Any) -> str | None:
+    """A key prefix for memory_list (None: no filter): 1-MAX_KEY printable characters, not
+    stripped (a prefix may end in a space). Matched with starts_with, never LIKE: `%` and `_`
+    are characters like any other, and (LIKE not being leakproof) row-level security would
+    keep LIKE from using an index. INVALID_INPUT otherwise."""
+    if prefix is None:
+        return None
+    if (not isinstance(prefix, str) or not 0 < len(prefix) <= MAX_KEY
+            or _CONTROL.search(prefix)):
+        raise InvalidInput(f"key_prefix must be 1-{MAX_KEY} printable characters",
+                           field="key_prefix")
+    return prefix
+
+
 def check_list_status(status: Any) -> str | None:
     if status not in LIST_STATUSES:
         raise InvalidInput(f"status must be one of {', '.join(LIST_STATUSES)}", field="status")

@@ -4,7 +4,9 @@ and access tokens that are api_tokens rows of kind 'oauth'.
 
 A grant is one token family. Revoking it (the operator, the client's /revoke, or the reuse of
 a spent code or refresh token) stops every access token it issued at once and refuses its
-refresh tokens. Every grant, refresh, reuse and revocation is audited.
+refresh tokens. A spent refresh token presented again within a short grace period answers the
+pair its first use issued instead (a retry, or two refreshes at once); after it, a reuse
+revokes. Every grant, refresh, replay, reuse and revocation is audited.
 """
 
 from __future__ import annotations
@@ -41,8 +43,9 @@ class Consent:
 
 @dataclass(frozen=True)
 class IssuedTokens:
-    """A fresh access token (an api_tokens row) and its refresh token, plaintext, returned
-    once; the database keeps their digests."""
+    """A fresh access token (an api_tokens row) and its refresh token, plaintext; the
+    database keeps their digests. `replayed`: the pair a refresh already issued, answered
+    again to a retry within the grace period."""
 
     access_token: str
     refresh_token: str
@@ -50,15 +53,30 @@ class IssuedTokens:
     scopes: list[str]
     token_id: int
     grant_id: int
+    replayed: bool = False
+
+
+@dataclass(frozen=True)
+class RegistrationLimits:
+    """How many clients may be registered: from `source` (a client address, or an IPv6 /64),
+    at most `per_hour` registrations in any hour and `pending_per_source` clients without a
+    consent; from everyone, `max_clients`."""
+
+    source: str
+    per_hour: int
+    pending_per_source: int
+    max_clients: int
 
 
 class OAuthBackend(ABC):
     @abstractmethod
     async def register_oauth_client(self, client_id: str, client_secret: str | None,
                                     client_name: str | None, info: dict[str, Any],
-                                    max_clients: int) -> None:
-        """Store a dynamically registered client. Clients that never got a consent are pruned
-        after a day. Raises RateLimited when `max_clients` are registered already."""
+                                    limits: RegistrationLimits) -> None:
+        """Store a dynamically registered client, recording its source. Clients that never got
+        a consent are pruned after a day. Raises RateLimited (with retry_after_seconds) when a
+        limit of `limits` is reached; registrations from one source are counted one at a time,
+        so concurrent ones cannot overshoot."""
 
     @abstractmethod
     async def oauth_client(self, client_id: str) -> dict[str, Any] | None:
@@ -82,13 +100,17 @@ class OAuthBackend(ABC):
 
     @abstractmethod
     async def oauth_refresh_token(self, token: str) -> dict[str, Any] | None:
-        """The refresh token's grant (whether used, revoked, when it expires), or None."""
+        """The refresh token's grant (whether used and how many seconds ago, revoked, when it
+        expires), or None."""
 
     @abstractmethod
     async def rotate_oauth_refresh(self, actor: Actor, token: str, access_ttl: int,
-                                   refresh_ttl: int) -> IssuedTokens | None:
+                                   refresh_ttl: int, grace_seconds: int) -> IssuedTokens | None:
         """Spend the refresh token (once) and issue a new access and refresh token of the same
-        grant. None when it is spent, expired or its grant revoked. Audited (oauth.refresh)."""
+        grant; audited (oauth.refresh). A token spent less than `grace_seconds` ago answers the
+        same pair again (`replayed`; oauth.refresh_replay) while that pair's refresh token is
+        unused and its grant and access token live. None otherwise: spent (a reuse), expired or
+        revoked."""
 
     @abstractmethod
     async def oauth_access_token(self, token: str) -> dict[str, Any] | None:

@@ -14,6 +14,9 @@ as every namespace did before profiles existed:
   'full'); a token's own profile (api_tokens.tool_profile) is what the server enforces.
 - `intent_gate`: 'off' (default) or 'on': supersede and forget preview first and apply on
   confirmation (storage/postgres/work/gate.py, docs/intent-gate.md).
+- `tier2`: 'off' (default) or 'on', only with the gate on: the curator's model reads each
+  preview's change against the memories it touches and adds its concerns
+  (usecases/gate_review.py).
 
 Unknown keys are refused (INVALID_INPUT naming the key): a misspelt switch must not be
 stored as if it did something.
@@ -25,7 +28,14 @@ import math
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from ..errors import InvalidInput
 from .memory_input import KINDS
@@ -55,6 +65,7 @@ class NamespaceProfile(BaseModel):
     reverify_days: dict[Kind, Days] | None = None
     tool_profile: Literal[TOOL_PROFILES] | None = None  # type: ignore[valid-type]
     intent_gate: Literal["off", "on"] = "off"
+    tier2: Literal["off", "on"] = "off"
 
     @field_validator("description")
     @classmethod
@@ -76,6 +87,15 @@ class NamespaceProfile(BaseModel):
         total = math.fsum(value.values())
         if not 0.0 < total <= 1.0 + 1e-9:
             raise ValueError("the shares must add up to more than 0 and at most 1")
+        return value
+
+    @field_validator("tier2")
+    @classmethod
+    def _tier2_needs_the_gate(cls, value: str, info: ValidationInfo) -> str:
+        # Tier 2 reviews the gate's previews: without the gate it would be a stored switch
+        # that does nothing.
+        if value == "on" and info.data.get("intent_gate") != "on":
+            raise ValueError("'on' needs intent_gate 'on'")
         return value
 
     @field_validator("reverify_days")

@@ -1,9 +1,10 @@
 """Garbage collection: what nothing needs any more leaves the database (migration 0024).
 
 Spent idempotency answers, long-dead embedding jobs, artifact bytes no namespace references,
-expired /admin rows, change-feed entries older than their retention (migration 0028). Every
-memhub process runs `collect_forever`; one run at a time happens across all of them (the
-others skip), and `memhub-admin gc` runs one on demand.
+expired /admin rows, change-feed entries older than their retention (migration 0028),
+activity-log rows older than theirs (migration 0047). Every memhub process runs
+`collect_forever`; one run at a time happens across all of them (the others skip), and
+`memhub-admin gc` runs one on demand.
 """
 
 from __future__ import annotations
@@ -36,13 +37,15 @@ class RetentionPolicy:
     artifact_grace_seconds: int
     batch: int = 10_000
     change_feed_retention_days: int = 30
+    activity_retention_days: int = 14
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RetentionPolicy:
         return cls(idempotency_ttl_seconds=settings.idempotency_ttl_seconds,
                    dead_job_ttl_seconds=settings.dead_job_ttl_seconds,
                    artifact_grace_seconds=settings.artifact_grace_seconds,
-                   change_feed_retention_days=settings.change_feed_retention_days)
+                   change_feed_retention_days=settings.change_feed_retention_days,
+                   activity_retention_days=settings.activity_retention_days)
 
 
 class GcBackend(ABC):

@@ -121,3 +121,14 @@ def rejected_reasons(verdicts: Sequence[Mapping[str, Any]]) -> dict[str, int]:
         if not verdict["admitted"]:
             out[verdict["reason"]] = out.get(verdict["reason"], 0) + 1
     return out
+
+
+def admitted(found: Mapping[str, Any]) -> dict[str, Any]:
+    """recall's answer from a search's (`found`, its results carrying their verdicts): the
+    admitted results, best first, "answered", "rejected" (how many of the results were not
+    admitted), "reasons" and "degraded"."""
+    results = found["results"]
+    kept = [r for r in results if r["match"]["admitted"]]
+    return {"results": kept, "answered": bool(kept), "rejected": len(results) - len(kept),
+            "reasons": rejected_reasons([r["match"] for r in results]),
+            "degraded": found["degraded"]}

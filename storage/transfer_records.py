@@ -58,6 +58,7 @@ from .work_input import (
 )
 
 MEMORY_STATUSES = ("ACTIVE", "SUPERSEDED", "DELETED", "EXPIRED")
+RETIRED = ("SUPERSEDED", "DELETED")
 LINEAGE_MAX = 8000
 MEDIA_TYPE_MAX = 200
 _REASON = re.compile(r"^[a-z0-9][a-z0-9_.:-]{0,63}$")
@@ -102,6 +103,7 @@ def memory_record(row: dict[str, Any], revisions: list[dict[str, Any]],
         "current_revision": row["current_revision"], "author_client": row["author_client"],
         "quarantined": row["quarantined"], "deleted_reason": row["deleted_reason"],
         "created_at": ts(row["created_at"]), "updated_at": ts(row["updated_at"]),
+        "retired_at": ts(row["retired_at"]),
         "expires_at": ts(row["expires_at"]), "lineage": row["lineage"],
         "origin": row["origin"], "model": row["model"], "client_info": row["client_info"],
         "derived_from": list(row["derived_from"]),
@@ -146,6 +148,7 @@ def check_memory(rec: dict[str, Any], remap: Remap, max_chars: int) -> dict[str,
     if (status == "SUPERSEDED") != (superseded_by is not None):
         raise InvalidInput("superseded_by is set exactly when the memory is SUPERSEDED",
                            remedy=DAMAGED, field="superseded_by")
+    retired_at = _retired_at(rec, status)
     metadata = mi.check_metadata(get_field(rec, "metadata"))
     reason = get_field(rec, "deleted_reason")
     lineage = get_field(rec, "lineage")
@@ -164,6 +167,7 @@ def check_memory(rec: dict[str, Any], remap: Remap, max_chars: int) -> dict[str,
         "quarantined": bool_field(rec, "quarantined") or found.quarantined,
         "deleted_reason": mi.check_reason(reason) if reason is not None else None,
         "created_at": time_field(rec, "created_at"), "updated_at": time_field(rec, "updated_at"),
+        **retired_at,
         "expires_at": time_field(rec, "expires_at", nullable=True),
         "lineage": sanitize_text(lineage) if lineage is not None else None,
         # A file written before provenance existed says nothing of it: the memory was imported.
@@ -185,6 +189,19 @@ def check_memory(rec: dict[str, Any], remap: Remap, max_chars: int) -> dict[str,
             "created_at": time_field(c, "created_at"),
         } for c in list_field(rec, "corroborations")],
     }
+
+
+def _retired_at(rec: dict[str, Any], status: str) -> dict[str, Any]:
+    """{"retired_at": ...} when the file says when the memory was superseded or forgotten
+    (migration 0045), which it does exactly for those; {} for a file written before it."""
+    if "retired_at" not in rec:
+        return {}
+    retired_at = time_field(rec, "retired_at", nullable=True)
+    if (status in RETIRED) != (retired_at is not None) or (
+            retired_at is not None and retired_at < str(time_field(rec, "created_at"))):
+        raise InvalidInput("retired_at is set, not before created_at, exactly when the memory "
+                           "is SUPERSEDED or DELETED", remedy=DAMAGED, field="retired_at")
+    return {"retired_at": retired_at}
 
 
 # --- handoffs, sessions, events -------------------------------------------------------------

@@ -24,25 +24,11 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     async def coord_curate(
         namespace: Namespace,
         session_id: SessionId,
-        dry_run: Annotated[bool, Field(description="Return the operations without writing "
-                                                   "any.")] = False,
+        dry_run: Annotated[bool, Field(description="Propose only.")] = False,
     ) -> dict[str, Any]:
-        """Consolidate a CLOSED session into project memory: a model reads its events and
-        the similar ACTIVE memories and proposes ADD / UPDATE / MERGE / SUPERSEDE / NOOP
-        operations, which are checked and applied through the normal writes (origin
-        curated, derived_from the session).
-
-        Use it once a session is closed. Fail-closed: an answer that is malformed, cut off,
-        refused or names a memory it was not shown applies nothing ("outcome": "rejected"
-        with a "reason"; a rate limit gives "retry_after_seconds"). Each operation has a
-        "status": applied, replayed (a re-run: nothing new is written), proposed (dry_run),
-        dropped (secret, personal data or instruction-shaped text), skipped (the write was
-        refused, with its "code"), needs_confirmation (a MERGE or SUPERSEDE where the
-        intent gate is on: nothing retired; apply it with memory_remember) or noop.
-        Without a configured model key: {"curator_enabled": false, "operations": []}.
-        Errors: NOT_FOUND, CONFLICT (session still open), FORBIDDEN (read-only token),
-        INVALID_INPUT.
-        """
+        """Consolidate a CLOSED session into memory: a model proposes add, update, merge,
+        supersede or noop operations, applied through the normal writes (fail-closed: a bad answer
+        applies nothing). Errors: NOT_FOUND, CONFLICT (session open)."""
         principal = authorize(namespace, write=True)
         return await curate(rt.storage(), rt.settings, principal, namespace, session_id,
                             dry_run=dry_run)

@@ -44,6 +44,8 @@ def hit(memory: dict[str, Any], match: str | None = None) -> dict[str, Any]:
         out["needs_reverification"] = True
     if memory.get("quarantined"):
         out["quarantined"] = True
+    if memory.get("current_now") is False:
+        out["current_now"] = False  # read as of a past time, and changed since
     if match is not None:
         out["match"] = match
     return out
@@ -58,10 +60,13 @@ def found_by(why: dict[str, Any]) -> str:
 
 def search_answer(found: dict[str, Any], **extra: Any) -> dict[str, Any]:
     """memory_search's and recall's answer: the hits, each marked by the retrieval guard
-    (strong, weak or none) and by the legs that found it; `degraded` only when true."""
+    (strong, weak or none) and by the legs that found it; `as_of` for a past read,
+    `degraded` only when true."""
     results = [{**hit(r["memory"], r["match"]["level"]), "found_by": found_by(r["why"])}
                for r in found["results"]]
     out: dict[str, Any] = {"results": results, **extra}
+    if found.get("as_of"):
+        out["as_of"] = found["as_of"]
     if found.get("degraded"):
         out["degraded"] = True
     return out

@@ -22,22 +22,17 @@ from .gate import Confirmation
 from .trust import client_info
 
 Origin = Annotated[str | None, Field(
-    description="Where this came from: user_stated (the user said it), agent_inferred (you "
-                "concluded it; the default), imported, curated.",
+    description="user_stated if the user said it.",
     json_schema_extra={"enum": [*ORIGINS, None]})]
-Model = Annotated[str | None, Field(description="The model writing this, if you know it "
-                                                "(up to 100 chars).")]
+Model = Annotated[str | None, Field(description="Your model's name.")]
 Claim = Annotated[dict[str, Any] | None, Field(
-    description="A claim about a repository that coord_reconcile checks against GitHub: "
-                "{\"repo\": \"owner/name\", \"pr\": 412} (the pull request is merged) or "
-                "{\"repo\", \"branch\", \"sha\"} (the branch's head is that commit).")]
+    description="{\"repo\", \"pr\"} or {\"repo\", \"branch\", \"sha\"}: coord_reconcile "
+                "checks it.")]
 Questions = Annotated[list[str] | None, Field(
-    description="Up to 3 questions this memory answers, in the words someone would ask them "
-                "(<= 300 chars each): the memory is then found by them too. A revision "
-                "without them keeps the previous ones; [] clears them.")]
+    description="<= 3 questions it answers (<= 300 chars); on revise, []: none.")]
 DerivedFrom = Annotated[list[Any] | None, Field(
-    description="What it was derived from (up to 20): memory ids, or {\"type\": memory|"
-                "session|handoff|artifact, \"id\"}; each must exist in this namespace.")]
+    description="Up to 20 memory ids or {\"type\": memory|session|handoff|artifact, "
+                "\"id\"}.")]
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:
@@ -52,7 +47,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         supersedes: list[str] | None = None,
         client_request_id: RequestId = None,
         expires_at: Annotated[
-            str | None, Field(description="ISO 8601 with timezone; hidden from reads after.")
+            str | None, Field(description="ISO 8601 with timezone.")
         ] = None,
         metadata: dict[str, Any] | None = None,
         origin: Origin = None,
@@ -62,29 +57,13 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         confirmation: Confirmation = None,
         questions: Questions = None,
     ) -> dict[str, Any]:
-        """Record a decision, fact, convention, note or todo in the shared project memory.
-
-        Use it for what other sessions and tools should know later. When a decision changes,
-        pass the old memory's id in `supersedes`: in one transaction the old ones become
-        SUPERSEDED and this one ACTIVE, and searches in the old ones' words find this one
-        (use memory_revise instead to reword the same fact). In a namespace with the intent
-        gate on, a supersede first answers {"outcome": "preview", "confirmation", ...} and
-        writes nothing: call again with the same arguments and that `confirmation`.
-        kind: DECISION, FACT, CONVENTION, NOTE or TODO. `key` (optional) names at most one
-        ACTIVE memory. Returns {"outcome": "created" | "deduplicated" (the same content is
-        already ACTIVE: you get that memory, your assertion is recorded as corroboration) |
-        "replayed", "memory", "superseded", "quarantine", "verified_persisted" (true once the
-        write is committed durably)}; every memory carries its provenance (origin, model,
-        derived_from), needs_reverification, and its claim with the latest verdict
-        (current, stale, unverifiable or unchecked) when it has one. Limits: content up to
-        the server's max (see TOO_LARGE), title 500, 32 tags of 64, key 200, supersedes 20,
-        metadata 16 KB.
-        Errors (nothing written): NOT_FOUND (a superseded id is missing), CONFLICT (a
-        superseded id is not ACTIVE: details.not_active is what each is now; the key or,
-        with supersedes, the content is another ACTIVE memory's: details.existing),
-        INVALID_INPUT, TOO_LARGE, IDEMPOTENCY_MISMATCH, UNKNOWN_OUTCOME (replay the same
-        client_request_id).
-        """
+        """Save a decision, fact, convention, note or todo for later sessions and other
+        clients; `questions` make it findable by what it answers. When a decision changes, list the
+        old ids in `supersedes`: they retire in the same transaction (memory_revise rewords one
+        memory). `key` names at most one ACTIVE memory. With the intent gate on, a supersede first
+        answers outcome preview: repeat the call with its `confirmation`. Errors: NOT_FOUND,
+        CONFLICT, TOO_LARGE, IDEMPOTENCY_MISMATCH, UNKNOWN_OUTCOME, CONFIRMATION_INVALID,
+        CONFIRMATION_MISMATCH, CONFIRMATION_EXPIRED, CONFIRMATION_USED."""
         principal = authorize(namespace, write=True)
         return await writes.remember(
             rt, principal, namespace, content=content, kind=kind, title=title, tags=tags,
@@ -98,8 +77,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         namespace: Namespace,
         id: MemoryId,
         expected_revision: Annotated[
-            int, Field(description="The revision you read; the write applies only if it is "
-                                   "still current.")
+            int, Field(description="The revision you read.")
         ],
         content: str | None = None,
         title: str | None = None,
@@ -110,18 +88,10 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         derived_from: DerivedFrom = None,
         questions: Questions = None,
     ) -> dict[str, Any]:
-        """Write a new revision of one ACTIVE memory (correct or extend its wording).
-
-        Compare-and-set: it applies only if `expected_revision` is still the memory's current
-        revision. Omitted fields (provenance too) keep their value. Returns {"outcome":
-        "revised" | "replayed", "memory", "verified_persisted"}. To replace a decision with
-        a different one, use memory_remember with supersedes.
-        Errors (nothing written): CONFLICT when another client revised it first or it is not
-        ACTIVE (details: current_revision, current_content, current_author, current_at,
-        status, superseded_by; decide, then retry with details.current_revision) or the new
-        content is another ACTIVE memory's (details.existing); NOT_FOUND, INVALID_INPUT,
-        TOO_LARGE, IDEMPOTENCY_MISMATCH.
-        """
+        """New revision of an ACTIVE memory if expected_revision is still current; omitted
+        fields are kept. On CONFLICT, details hold the current revision. A different decision:
+        memory_remember with supersedes. Errors: CONFLICT, NOT_FOUND, TOO_LARGE,
+        IDEMPOTENCY_MISMATCH."""
         principal = authorize(namespace, write=True)
         return await writes.revise(
             rt, principal, namespace, id, expected_revision, content=content, title=title,
@@ -132,19 +102,13 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     async def memory_forget(
         namespace: Namespace,
         id: MemoryId,
-        reason: Annotated[str, Field(description="Why (1-500 chars); kept in the audit.")],
+        reason: Annotated[str, Field(description="1-500 chars.")],
         confirmation: Confirmation = None,
     ) -> dict[str, Any]:
-        """Retire a memory that is wrong or no longer wanted: status DELETED.
-
-        It disappears from search and lists; its revisions stay readable via memory_history.
-        Returns {"outcome": "forgotten" | "already_forgotten", "memory"}. Prefer
-        memory_remember with supersedes when something replaces it. With the intent gate on
-        the first call answers a preview (outcome "preview"): repeat it with `confirmation`.
-        Errors: NOT_FOUND, CONFLICT (already SUPERSEDED: details.superseded_by is its
-        successor), INVALID_INPUT, CONFIRMATION_INVALID,
-        CONFIRMATION_MISMATCH, CONFIRMATION_EXPIRED, CONFIRMATION_USED.
-        """
+        """Retire a wrong or unwanted memory (DELETED): out of search and lists, kept in
+        memory_history. If something replaces it, supersede instead. With the intent gate on,
+        repeat the call with the preview's `confirmation`. Errors: NOT_FOUND, CONFLICT,
+        CONFIRMATION_INVALID, CONFIRMATION_MISMATCH, CONFIRMATION_EXPIRED, CONFIRMATION_USED."""
         principal = authorize(namespace, write=True)
         return await writes.forget(rt, principal, namespace, id, reason,
                                    confirmation=confirmation)

@@ -11,8 +11,9 @@ from fastmcp import FastMCP
 from pydantic import Field
 
 from ..runtime import Runtime
+from ..storage.as_of import check_as_of
 from ..storage.memory_input import KINDS, LIST_STATUSES
-from .args import READ, MemoryId, Namespace
+from .args import READ, AsOf, Cursor, MemoryId, Namespace
 from .caller import authorize
 
 
@@ -20,16 +21,16 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations=READ)
     async def memory_get(
         namespace: Namespace,
-        id: Annotated[str | None, Field(description="The memory id (or give key).")] = None,
-        key: Annotated[str | None, Field(description="The memory key (or give id).")] = None,
+        id: str | None = None,
+        key: Annotated[str | None, Field(description="Instead of id.")] = None,
+        as_of: AsOf = None,
     ) -> dict[str, Any]:
-        """Read one memory by id or key, whatever its status: {"memory": {...}}.
-
-        An audit read: a SUPERSEDED memory comes back with status SUPERSEDED and
-        superseded_by (read that one for the current answer). By key you get the ACTIVE
-        holder, else the latest memory that held the key. Errors: NOT_FOUND, INVALID_INPUT.
-        """
+        """One memory by id or key, whatever its status (an audit read): a SUPERSEDED one
+        names superseded_by. Errors: NOT_FOUND."""
         principal = authorize(namespace, write=False)
+        if as_of is not None:
+            return await rt.storage().get_as_of(principal, namespace, check_as_of(as_of),
+                                                memory_id=id, key=key)
         return await rt.storage().get_memory(principal, namespace, memory_id=id, key=key)
 
     @mcp.tool(annotations=READ)
@@ -39,27 +40,28 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         tag: str | None = None,
         status: Annotated[str, Field(json_schema_extra={"enum": list(LIST_STATUSES)})] = "ACTIVE",
         limit: Annotated[int, Field(description="1-200")] = 50,
-        cursor: Annotated[str | None, Field(description="next_cursor of the previous page")]
-        = None,
+        cursor: Cursor = None,
         include_quarantined: bool = False,
+        as_of: AsOf = None,
+        key_prefix: Annotated[str | None, Field(description="Keys starting with this, e.g. "
+                                                            "'coord/'.")] = None,
     ) -> dict[str, Any]:
-        """List memories newest first: {"memories": [...], "next_cursor"}.
-
-        Default: ACTIVE, unexpired, not quarantined. Filter by kind and/or one tag; status
-        SUPERSEDED, DELETED, EXPIRED or ALL for audits. Page with next_cursor (stable while
-        others write). Errors: INVALID_INPUT (bad filter or cursor).
-        """
+        """Memories newest first: by default ACTIVE, unexpired, not quarantined. Other
+        statuses for audits. Errors: INVALID_INPUT (bad filter or cursor)."""
         principal = authorize(namespace, write=False)
+        if as_of is not None:
+            return await rt.storage().list_as_of(
+                principal, namespace, check_as_of(as_of), kind=kind, tag=tag, status=status,
+                limit=limit, cursor=cursor, include_quarantined=include_quarantined,
+                key_prefix=key_prefix)
         return await rt.storage().list_memories(
             principal, namespace, kind=kind, tag=tag, status=status, limit=limit,
-            cursor=cursor, include_quarantined=include_quarantined,
+            cursor=cursor, include_quarantined=include_quarantined, key_prefix=key_prefix,
         )
 
     @mcp.tool(annotations=READ)
     async def memory_history(namespace: Namespace, id: MemoryId) -> dict[str, Any]:
-        """The audit trail of one memory: every revision (content, author, time), its status,
-        superseded_by, the memories it superseded, and corroborations by other clients.
-        Use it to learn why and when something changed. Errors: NOT_FOUND, INVALID_INPUT.
-        """
+        """One memory's audit trail: every revision (content, author, time), status,
+        what superseded it and when, what it superseded, corroborations. Errors: NOT_FOUND."""
         principal = authorize(namespace, write=False)
         return await rt.storage().memory_history(principal, namespace, id)

@@ -1,4 +1,6 @@
-"""Every MCP tool call counted and timed (memhub_tool_calls_total, memhub_tool_duration_seconds).
+"""Every MCP tool call counted and timed (memhub_tool_calls_total, memhub_tool_duration_seconds)
+and recorded in the activity log (storage/activity.py: never an argument or a result); a write
+refused by a namespace's quota counted as a limit refusal (memhub_limit_refusals_total).
 
 Outermost of the server's middleware, so it counts what the client is answered: a failure's
 code is ErrorMapping's, read back from the payload it made. A tool name the server does not
@@ -13,13 +15,17 @@ import time
 from fastmcp.exceptions import ToolError
 from fastmcp.server.middleware import Middleware
 
-from ..metrics import UNKNOWN_TOOL, Metrics
+from ..errors import QuotaExceeded, Unauthorized
+from ..metrics import UNKNOWN_TOOL, Metrics, code_label
+from ..storage.activity import ActivityBuffer, tool_event
+from .caller import current_principal
 from .error_mapping import error_code
 
 
 class ToolMetrics(Middleware):
-    def __init__(self, metrics: Metrics) -> None:
+    def __init__(self, metrics: Metrics, activity: ActivityBuffer) -> None:
         self.metrics = metrics
+        self.activity = activity
         self._names: frozenset[str] | None = None
 
     async def _offered(self, context) -> frozenset[str]:
@@ -39,7 +45,27 @@ class ToolMetrics(Middleware):
         try:
             result = await call_next(context)
         except ToolError as err:
-            self.metrics.tool_call(tool, error_code(err), time.perf_counter() - started)
+            code = error_code(err)
+            self._finished(context, tool, code, time.perf_counter() - started)
+            if code == QuotaExceeded.code:
+                self.metrics.limit_refused("quota")
             raise
-        self.metrics.tool_call(tool, None, time.perf_counter() - started)
+        self._finished(context, tool, None, time.perf_counter() - started)
         return result
+
+    def _finished(self, context, tool: str, code: str | None, seconds: float) -> None:
+        self.metrics.tool_call(tool, code, seconds)
+        self._record(context, tool, None if code is None else code_label(code), seconds)
+
+    def _record(self, context, tool: str, code: str | None, seconds: float) -> None:
+        """The call's activity row: of its arguments only `namespace` is read, and kept only
+        when it names a namespace the token may see."""
+        try:
+            principal = current_principal()
+        except Unauthorized:
+            return  # not through the token gate (an in-process client): no caller to log
+        arguments = getattr(context.message, "arguments", None) or {}
+        self.activity.record(tool_event(
+            tool, arguments.get("namespace") if isinstance(arguments, dict) else None,
+            surface=principal.surface, token_id=principal.token_id,
+            may_see=principal.can_see, error_code=code, seconds=seconds))

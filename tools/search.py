@@ -12,8 +12,10 @@ from fastmcp import FastMCP
 from pydantic import Field
 
 from ..runtime import Runtime
+from ..storage.as_of import check_as_of
 from ..storage.search import MODES
-from .args import READ, Also, Kinds, Namespace
+from ..usecases.recall import recall as recall_steps
+from .args import READ, Also, AsOf, Kinds, Namespace
 from .caller import authorize
 from .hits import search_answer
 
@@ -22,26 +24,27 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations=READ)
     async def memory_search(
         namespace: Namespace,
-        query: Annotated[str, Field(description="What you are looking for (1-1000 chars): "
-                                                "words, an identifier or a question.")],
+        query: Annotated[str, Field(description="Words, an identifier or a question "
+                                                "(1-1000 chars).")],
         also: Also = None,
         limit: Annotated[int, Field(description="1-100.")] = 10,
         kinds: Kinds = None,
         tags: Annotated[list[str] | None,
-                        Field(description="Only memories carrying ALL of these tags.")] = None,
+                        Field(description="All of these.")] = None,
         mode: Annotated[str, Field(json_schema_extra={"enum": list(MODES)})] = "hybrid",
+        as_of: AsOf = None,
     ) -> dict[str, Any]:
-        """Rank the project's CURRENT memories for a query, best first; use it before deciding
-        anything the project may already have decided. Retired memories never appear
-        (memory_history has them).
-
-        mode: hybrid (words + meaning), lexical (exact words, identifiers) or semantic.
-        Returns {"results": [{"id", "kind", "revision", "text", "by", "updated_at", "match",
-        "found_by", ...}], "degraded" (only when the model is not loaded: words only)}. Always
-        ranks: match says whether a result answers (strong), may (weak) or does not (none).
-        Errors: INVALID_INPUT, FORBIDDEN, UNAVAILABLE (semantic without the model).
-        """
+        """Rank the project's current memories for a query, best first: search before
+        deciding. Retired memories never appear (memory_history has them; as_of reads the
+        past). Each hit's match says whether it answers (strong, weak, none). Modes: hybrid
+        (words + meaning), lexical (exact words, identifiers), semantic. `also` finds what the
+        query's own words miss.
+        Errors: UNAVAILABLE (semantic without the model)."""
         principal = authorize(namespace, write=False)
+        if as_of is not None:
+            return search_answer(await rt.storage().search_as_of(
+                principal, namespace, query, check_as_of(as_of), limit=limit, kinds=kinds,
+                tags=tags, mode=mode, also=also))
         return search_answer(await rt.storage().search(
             principal, namespace, query, limit=limit, kinds=kinds, tags=tags, mode=mode,
             also=also))
@@ -54,40 +57,32 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         limit: Annotated[int, Field(description="1-100.")] = 10,
         kinds: Kinds = None,
     ) -> dict[str, Any]:
-        """Whether the project has recorded an answer: use it before answering from memory,
-        and say you do not know when it returns nothing. Returns only the memories that answer
-        (match strong) or may (weak: read them and judge), as memory_search shows them, with
-        "answered" (false: nothing recorded matches), "rejected" (of the best `limit`) and
-        "reasons". Errors: INVALID_INPUT, FORBIDDEN.
-        """
+        """Has the project recorded an answer? Call it before answering from memory; when it
+        returns nothing, say you do not know. Hits answer (match strong) or may (weak: judge them).
+        `also` finds answers the question's own words miss."""
         principal = authorize(namespace, write=False)
-        got = await rt.storage().recall(principal, namespace, query, limit=limit, kinds=kinds,
-                                        also=also)
+        got = await recall_steps(rt, principal, namespace, query, limit=limit, kinds=kinds,
+                                 also=also)
         return search_answer(got, answered=got["answered"], rejected=got["rejected"],
-                             reasons=got["reasons"])
+                             reasons=got["reasons"], steps_run=got["steps_run"])
 
     @mcp.tool(annotations=READ)
     async def memory_context(
         namespace: Namespace,
-        query: Annotated[str | None, Field(description="The task at hand (up to 1000 chars); "
-                                                       "omit for the newest memories.")] = None,
+        query: Annotated[str | None, Field(description="The task (<= 1000 chars).")] = None,
         also: Also = None,
-        budget_tokens: Annotated[int, Field(description="Token budget (1-32000).")] = 2000,
+        budget_tokens: Annotated[int, Field(description="1-32000.")] = 2000,
         kinds: Kinds = None,
+        as_of: AsOf = None,
     ) -> dict[str, Any]:
-        """Load the project's most useful current memories in one call, packed to fit a token
-        budget: call it at the start of a task instead of many searches. The best match (or,
-        without a query, the newest memory) is always in when it fits; then decisions and
-        conventions come first, near-duplicates are left out.
-
-        Returns {"memories": [{"id", "kind", "revision", "text"}] (text = title and content),
-        "tokens_used" (never above budget_tokens; counted with the cl100k BPE over the JSON
-        of "memories"), "budget_tokens", "omitted" (relevant memories that did not fit),
-        "rejected" (candidates that are no real match for the query, left out; with a query
-        nothing matches, "memories" is empty: call again without one for the newest),
-        "degraded"}. Errors: INVALID_INPUT (bounds), FORBIDDEN.
-        """
+        """The most useful current memories for a task, packed to budget_tokens: one call
+        instead of many searches. Decisions and conventions first, near-duplicates left out;
+        omitted counts what did not fit. Without a query: the newest."""
         principal = authorize(namespace, write=False)
+        if as_of is not None:
+            return await rt.storage().context_as_of(
+                principal, namespace, query, check_as_of(as_of), budget_tokens=budget_tokens,
+                kinds=kinds, also=also)
         return await rt.storage().context(
             principal, namespace, query, budget_tokens=budget_tokens, kinds=kinds, also=also
         )

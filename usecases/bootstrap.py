@@ -5,29 +5,29 @@ read the project's profile, check health, pick up what was handed over, see what
 what is stale, load context, open a session. Left to the client, a skipped step leaves no
 trace. Here each step runs in order and reports itself in `steps_run` (ok / degraded /
 skipped, and its time); a step that fails degrades itself, never the call, and later steps
-still run.
+still run (usecases/steps.py).
 
-The answer fits `budget_tokens` (counted as memory_context counts: its exact JSON). Context is
-packed last among the reads, into what the other sections left, and `fit` trims the answer
-should the session and step records push it over.
+The answer fits `budget_tokens` (counted as memory_context counts: its exact JSON). Memories
+come first and diagnostics last: context is packed into the budget less the other sections'
+skeleton (their counts and cursors, without their lists), and `fit` then trims the lists
+(changes, items due, handoffs) before it takes a memory back, so the smallest budget still
+carries the memories that fit.
 """
 
 from __future__ import annotations
 
-import logging
-import time
+import copy
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import MemhubError
+from ..errors import CursorExpired
 from ..runtime import Runtime
 from ..storage.context_pack import count_tokens, dumps
 from ..storage.principal import Principal
 from .model_status import scoped_model_status
-
-logger = logging.getLogger(__name__)
+from .steps import Skipped, StepLog
 
 STEPS = ("database", "profile", "health", "handoffs", "changes", "reverification", "context",
          "session", "mark")
@@ -39,7 +39,11 @@ CHANGES_SHOWN = 10
 CONTEXT_MIN_TOKENS = 60  # below this a pack holds nothing useful: the step is skipped
 # Room kept for the session and the step records, written after the context is packed.
 TAIL_RESERVE = 260
-ERROR_CHARS = 160  # of a degraded step's message: the code says what; the rest is in the log
+# What a diagnostic section keeps when the budget is short (its whole is one tool away:
+# stats, namespace_profile): a healthy server's details give way before any list or memory.
+COMPACT = {"health": ("degraded", "attention"),
+           "database": ("instance_id", "migration_level", "embedded", "pooled"),
+           "profile": ("initialised", "version", "profile")}
 
 
 @dataclass
@@ -53,39 +57,16 @@ class Bootstrap:
     title: str | None
     client_request_id: str | None
     answer: dict[str, Any] = field(default_factory=dict)
-    steps: list[dict[str, Any]] = field(default_factory=list)
+    steps: StepLog = field(default_factory=StepLog)
     feed_cursor: str | None = None  # where the changes step read to
 
     async def step(self, name: str, fn: Callable[[], Awaitable[Any]]) -> None:
         """Run one step; its result (or None) goes in answer[name], its record in steps."""
-        started = time.perf_counter()
-        record: dict[str, Any] = {"step": name}
-        try:
-            result = await fn()
-        except Skipped as skip:
-            record.update(status="skipped", reason=skip.reason)
-            result = None
-        except MemhubError as err:
-            record.update(status="degraded",
-                          error={"code": err.code, "message": err.message[:ERROR_CHARS]})
-            result = None
-        except Exception as exc:  # a bug or an outage in one step must not lose the others
-            logger.exception("bootstrap step failed", extra={"step": name})
-            record.update(status="degraded",
-                          error={"code": "INTERNAL", "message": type(exc).__name__})
-            result = None
-        else:
-            record["status"] = "ok"
-        record["ms"] = round((time.perf_counter() - started) * 1000, 1)
-        self.steps.append(record)
-        self.answer[name] = result
+        self.answer[name] = await self.steps.run(name, fn)
 
     # --- the steps, in order ------------------------------------------------------------
     async def database(self) -> dict[str, Any]:
-        identity = await self.rt.storage().database_identity(self.principal, self.namespace)
-        pooled = identity.pop("pooled")  # answered last, after what only the process knows
-        return {**identity, "memhub_version": self.rt.version,
-                "embedded": self.rt.settings.database_url is None, "pooled": pooled}
+        return await which_database(self.rt, self.principal, self.namespace)
 
     async def profile(self) -> dict[str, Any]:
         return await self.rt.storage().namespace_profile(self.principal, self.namespace)
@@ -112,20 +93,20 @@ class Bootstrap:
         storage = self.rt.storage()
         mark = await storage.bootstrap_mark(self.principal, self.namespace)
         if mark is None:
-            # Nothing to count "since": say what is there instead, up to where the mark goes.
-            first = await storage.bootstrap_overview(self.principal, self.namespace,
-                                                     recent=CHANGES_SHOWN)
-            self.feed_cursor = first["cursor"]
-            return {"first_bootstrap": True, "since": None, "counts": first["counts"],
-                    "recent": first["recent"], "has_more": False,
-                    "next_cursor": self.feed_cursor,
-                    "active_memories": first["active_memories"]}
+            return await self.first_changes()
         cursor, has_more = mark["cursor"], False
         counts: Counter[str] = Counter()
         recent: list[dict[str, Any]] = []
         for _ in range(CHANGES_PAGES_MAX):
-            page = await storage.memory_changes(self.principal, self.namespace, cursor=cursor,
-                                                limit=CHANGES_PAGE)
+            try:
+                page = await storage.memory_changes(self.principal, self.namespace,
+                                                    cursor=cursor, limit=CHANGES_PAGE)
+            except CursorExpired:
+                if cursor != mark["cursor"]:
+                    raise
+                # Retention went past the mark: counting "since" it is no longer possible, and
+                # a mark left there would fail every later bootstrap. Start again as a first.
+                return {**await self.first_changes(), "mark_expired": True}
             counts.update(change["what"] for change in page["changes"])
             recent = (recent + page["changes"])[-CHANGES_SHOWN:]
             cursor, has_more = page["next_cursor"], page["has_more"]
@@ -135,15 +116,24 @@ class Bootstrap:
         return {"first_bootstrap": False, "since": mark["marked_at"], "counts": dict(counts),
                 "recent": recent, "has_more": has_more, "next_cursor": cursor}
 
+    async def first_changes(self) -> dict[str, Any]:
+        """Nothing to count "since": what is there instead, up to where the mark goes."""
+        first = await self.rt.storage().bootstrap_overview(self.principal, self.namespace,
+                                                           recent=CHANGES_SHOWN)
+        self.feed_cursor = first["cursor"]
+        return {"first_bootstrap": True, "since": None, "counts": first["counts"],
+                "recent": first["recent"], "has_more": False, "next_cursor": self.feed_cursor,
+                "active_memories": first["active_memories"]}
+
     async def reverification(self) -> dict[str, Any]:
         return await self.rt.storage().reverification_due(self.principal, self.namespace,
                                                           limit=REVERIFY_SHOWN)
 
     async def context(self) -> dict[str, Any]:
-        room = self.budget_tokens - self.tokens() - TAIL_RESERVE
+        room = self.budget_tokens - self.skeleton_tokens() - TAIL_RESERVE
         if room < CONTEXT_MIN_TOKENS:
-            raise Skipped(f"the other sections used the budget ({self.budget_tokens} tokens): "
-                          "call memory_context for more")
+            raise Skipped(f"the other sections' counts used the budget ({self.budget_tokens} "
+                          "tokens): call memory_context for more")
         storage = self.rt.storage()
         pack = await storage.context(self.principal, self.namespace, self.query,
                                      also=self.also,
@@ -173,7 +163,7 @@ class Bootstrap:
                           "where it was)")
         await self.rt.storage().save_bootstrap_mark(self.principal, self.namespace,
                                                     self.feed_cursor)
-        return {"cursor": self.feed_cursor}
+        return {"moved_to": "changes.next_cursor"}  # the cursor once, not twice
 
     async def run(self) -> dict[str, Any]:
         for name in STEPS:
@@ -184,7 +174,7 @@ class Bootstrap:
     def document(self, trimmed: int = 0, used: int | None = None) -> dict[str, Any]:
         # Counted with tokens_used at the budget's value: the final, smaller figure never
         # takes more tokens than the one counted.
-        return {"namespace": self.namespace, **self.answer, "steps_run": self.steps,
+        return {"namespace": self.namespace, **self.answer, "steps_run": self.steps.records,
                 "budget_tokens": self.budget_tokens,
                 "tokens_used": self.budget_tokens if used is None else used,
                 "trimmed_items": trimmed}
@@ -192,12 +182,22 @@ class Bootstrap:
     def tokens(self, trimmed: int = 0) -> int:
         return count_tokens(dumps(self.document(trimmed)))
 
+    def skeleton_tokens(self) -> int:
+        """The answer's tokens with every list but the memories dropped: what the context may
+        not use, since only those lists give way to it."""
+        bare = copy.copy(self)
+        bare.answer = copy.deepcopy(self.answer)
+        while bare._drop_one(keep_memories=True):
+            pass
+        return bare.tokens()
+
     def fit(self) -> dict[str, Any]:
         """The answer within the budget: while it is over, drop the least useful item left
-        (the last context memory, then the oldest listed change, the last item due for
-        re-verification, the last handoff shown, the profile's description). Counts and
-        cursors stay, so nothing dropped is out of reach: each section says how to read the
-        rest."""
+        (a healthy section's details (`compacted: true`), the oldest listed change, the last
+        item due for re-verification, the last handoff shown, the profile's description, and
+        only then the last context memory). Counts
+        and cursors stay, so nothing dropped is out of reach: each section says how to read
+        the rest."""
         trimmed = 0
         while (used := self.tokens(trimmed)) > self.budget_tokens:
             if not self._drop_one():
@@ -205,12 +205,13 @@ class Bootstrap:
             trimmed += 1
         return self.document(trimmed, used)
 
-    def _drop_one(self) -> bool:
-        context = self.answer.get("context")
-        if context and context.get("memories"):
-            context["memories"].pop()
-            context["omitted"] = context.get("omitted", 0) + 1
-            return True
+    def _drop_one(self, keep_memories: bool = False) -> bool:
+        for section, keep in COMPACT.items():
+            full = self.answer.get(section)
+            if full and not full.get("compacted") and not full.get("degraded"):
+                self.answer[section] = {**{k: full[k] for k in keep if full.get(k) is not None},
+                                        "compacted": True}
+                return True
         changes = self.answer.get("changes")
         if changes and changes.get("recent"):
             changes["recent"].pop(0)
@@ -228,7 +229,21 @@ class Bootstrap:
             del profile["description"]  # namespace_profile reads it whole
             profile["description_omitted"] = True
             return True
+        context = self.answer.get("context")
+        if not keep_memories and context and context.get("memories"):
+            context["memories"].pop()
+            context["omitted"] = context.get("omitted", 0) + 1
+            return True
         return False
+
+
+async def which_database(rt: Runtime, principal: Principal, namespace: str) -> dict[str, Any]:
+    """Which memhub database answered (two clients seeing one instance_id share one memory),
+    and how this process reaches it: the `database` step of the sequence tools."""
+    identity = await rt.storage().database_identity(principal, namespace)
+    pooled = identity.pop("pooled")  # answered last, after what only the process knows
+    return {**identity, "memhub_version": rt.version,
+            "embedded": rt.settings.database_url is None, "pooled": pooled}
 
 
 async def bootstrap(rt: Runtime, principal: Principal, namespace: str, *, query: str | None,
@@ -241,8 +256,3 @@ async def bootstrap(rt: Runtime, principal: Principal, namespace: str, *, query:
                            budget_tokens=budget_tokens,
                            title=title, client_request_id=client_request_id).run()
 
-
-class Skipped(Exception):  # noqa: N818 (a step's outcome, not an error)
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason

@@ -1,6 +1,7 @@
 """The memory writes behind memory_remember, memory_revise and memory_forget: a retiring write
-first asks the intent gate for its preview (`preview`), then writes through storage, then
-answers once the embedding queue has caught up enough (`paced`).
+first asks the intent gate for its preview (`preview`, with tier 2's concerns where the
+namespace's profile asks for them), then writes through storage, then answers once the
+embedding queue has caught up enough (`paced`).
 
 The gate's rule itself is the storage write's (MemoryBackend.remember / forget refuse a
 retirement in a gated namespace without a confirmation, CONFIRMATION_REQUIRED): this use case
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..curator import review
 from ..errors import ConfirmationRequired
 from ..runtime import Runtime
 from ..storage import gate_confirm
@@ -23,11 +25,22 @@ async def preview(rt: Runtime, principal: Principal, namespace: str, tool: str,
                   *, fresh: bool = False) -> dict[str, Any] | None:
     """The intent gate's preview to answer instead of writing, or None to go ahead (see
     GateBackend.gate_preview; docs/intent-gate.md). A write that retires nothing, or that
-    brings its confirmation, never asks."""
+    brings its confirmation, never asks. Where the profile asks for tier 2, the model's
+    concerns are added to it (curator/review.py): they change nothing else in it, the
+    confirmation included."""
     if confirmation is not None or not targets:
         return None
-    return await rt.storage().gate_preview(principal, namespace, tool, arguments,
-                                           targets=targets, fresh=fresh)
+    storage = rt.storage()
+    shown = await storage.gate_preview(principal, namespace, tool, arguments,
+                                       targets=targets, fresh=fresh)
+    if shown is None:
+        return None
+    # Read to the end, connection returned, before the model is asked (GateReviewStore).
+    material = await storage.gate_review_material(principal, namespace, tool, arguments,
+                                                  targets=targets)
+    if material is None:
+        return shown
+    return {**shown, **await review.review(rt.settings, material)}
 
 
 async def _gated(rt: Runtime, principal: Principal, namespace: str, tool: str,

@@ -26,8 +26,8 @@ from .sessions import (
     SECRET_NAME,
     Session,
     SessionManager,
+    configured_key,
     new_session,
-    secret_from_setting,
     session_hash,
 )
 
@@ -79,10 +79,8 @@ class Operator:
     async def secret(self) -> bytes:
         """The key the operator's cookies are signed with, each purpose under its own salt."""
         if self._secret is None:
-            if self.settings.session_secret is not None:
-                self._secret = secret_from_setting(self.settings.session_secret.get_secret_value())
-            else:
-                self._secret = await self.rt.storage().admin_secret(SECRET_NAME)
+            self._secret = (configured_key(self.settings.session_secret)
+                            or await self.rt.storage().admin_secret(SECRET_NAME))
         return self._secret
 
     async def manager(self) -> SessionManager:

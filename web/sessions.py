@@ -10,7 +10,10 @@ its own salt, so a value signed for one purpose (a CSRF token) is never valid as
 session).
 
 The key is MEMHUB_SESSION_SECRET when set, otherwise a random secret generated once and stored
-in the database: sessions survive restarts and are valid on every memhub process.
+in the database: sessions survive restarts and are valid on every memhub process. Settings
+holds no blank or short value (config.py refuses a short one at start and reads a blank one as
+unset), so every user of the key (this cookie, the OAuth request signer) makes the same choice
+through `configured_key`.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import secrets
 from dataclasses import dataclass
 
 from itsdangerous import BadData, Signer, URLSafeTimedSerializer
+from pydantic import SecretStr
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -115,3 +119,10 @@ class SessionManager:
 def secret_from_setting(value: str) -> bytes:
     # Normalise any operator-chosen string to a fixed-size key.
     return hashlib.sha256(value.encode("utf-8")).digest()
+
+
+def configured_key(session_secret: SecretStr | None) -> bytes | None:
+    """The key MEMHUB_SESSION_SECRET sets, or None: use the one stored in the database."""
+    if session_secret is None:
+        return None
+    return secret_from_setting(session_secret.get_secret_value())

@@ -7,6 +7,9 @@ claiming failure there is how duplicate writes happen.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import psycopg
 from psycopg import errors as pg
 from psycopg_pool import PoolTimeout
@@ -17,6 +20,7 @@ from ...errors import (
     Internal,
     InvalidInput,
     MemhubError,
+    QuotaExceeded,
     Retryable,
     TooLarge,
     Unavailable,
@@ -26,6 +30,16 @@ from ...errors import (
 _DISCONNECT_STATES = {"57P01", "57P02", "57P03"}
 # Migration 0037's trigger: a retirement in a gated namespace without a spent confirmation.
 GATE_RETIRE = "memories_gate_retire"
+# Migration 0042's counters: a write that would take a namespace past its quota.
+NAMESPACE_QUOTA = "namespace_quota"
+_QUOTA_REMEDIES = {
+    "memories": "Forget or supersede memories the namespace no longer needs (a retired memory "
+                "does not count), or ask the operator to raise the quota (memhub-admin quota "
+                "set, or the dashboard's namespace page).",
+    "bytes": "Shorten, forget or supersede memories the namespace no longer needs (retired "
+             "ones do not count; its artifacts do, until the operator purges them), or ask "
+             "the operator to raise the quota (memhub-admin quota set, or the dashboard).",
+}
 
 
 def is_disconnect(exc: BaseException) -> bool:
@@ -61,6 +75,8 @@ def translate(exc: BaseException, *, committing: bool) -> MemhubError:
     if isinstance(exc, pg.CheckViolation) and _constraint(exc) == GATE_RETIRE:
         return ConfirmationRequired("the intent gate is on: a memory is retired only with "
                                     "the confirmation of its preview; nothing was written")
+    if isinstance(exc, pg.CheckViolation) and _constraint(exc) == NAMESPACE_QUOTA:
+        return _quota_exceeded(exc)
     if isinstance(exc, pg.UniqueViolation):
         return Conflict("a unique constraint refused the write", constraint=_constraint(exc))
     if isinstance(exc, pg.CheckViolation | pg.NotNullViolation | pg.ForeignKeyViolation):
@@ -81,3 +97,17 @@ def translate(exc: BaseException, *, committing: bool) -> MemhubError:
 def _constraint(exc: psycopg.Error) -> str | None:
     diag = getattr(exc, "diag", None)
     return getattr(diag, "constraint_name", None) if diag is not None else None
+
+
+def _quota_exceeded(exc: psycopg.Error) -> QuotaExceeded:
+    """The refusal of migration 0042's memhub_quota_charge: its message, and its detail (JSON
+    it writes: limit, max, used, adding) as the details."""
+    diag = getattr(exc, "diag", None)
+    try:
+        details: dict[str, Any] = json.loads(getattr(diag, "message_detail", None) or "{}")
+    except ValueError:
+        details = {}
+    limit = details.get("limit")
+    return QuotaExceeded(getattr(diag, "message_primary", None) or "over the namespace's quota",
+                         remedy=_QUOTA_REMEDIES.get(limit if isinstance(limit, str) else ""),
+                         **details)

@@ -8,6 +8,34 @@ CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public;
 
 CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public;
 
+CREATE TYPE public.memhub_memory_then AS (
+	id uuid,
+	seq bigint,
+	namespace text,
+	kind text,
+	key text,
+	metadata jsonb,
+	status text,
+	superseded_by uuid,
+	deleted_reason text,
+	revision integer,
+	title text,
+	content text,
+	tags text[],
+	questions text[],
+	revised_at timestamp with time zone,
+	author_client text,
+	created_at timestamp with time zone,
+	expires_at timestamp with time zone,
+	quarantined boolean,
+	current_now boolean,
+	search_tsv tsvector,
+	origin text,
+	model text,
+	client_info text,
+	derived_from jsonb
+);
+
 CREATE FUNCTION public.gate_intents_close_once() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -261,6 +289,25 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION public.memhub_feed_purged() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+BEGIN
+    IF coalesce(current_setting('memhub.purging_namespace', true), '') = 'on' THEN
+        RETURN NULL;
+    END IF;
+    DELETE FROM change_feed
+     WHERE namespace = OLD.namespace AND (target_id = OLD.id OR replacement_id = OLD.id);
+    INSERT INTO change_feed (namespace, what, target_type, target_id, surface)
+    VALUES (OLD.namespace, 'purged',
+            CASE TG_TABLE_NAME WHEN 'memories' THEN 'memory' WHEN 'handoffs' THEN 'handoff'
+                               ELSE 'session' END,
+            NULL, memhub_change_surface());
+    RETURN NULL;
+END
+$$;
+
 CREATE FUNCTION public.memhub_feed_work() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public'
@@ -403,6 +450,40 @@ BEGIN
     END IF;
     RETURN jsonb_build_object('ran', true, 'dry_run', p_dry_run, 'removed', removed,
                               'more', more, 'at', clock_timestamp());
+END
+$$;
+
+CREATE FUNCTION public.memhub_gc_activity(p_dry_run boolean, p_batch integer, p_retention interval) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    SET "memhub.namespaces" TO '*'
+    SET "memhub.read_only" TO ''
+    AS $$
+DECLARE
+    cap bigint := CASE WHEN p_dry_run THEN NULL ELSE p_batch END;  -- LIMIT NULL: no limit
+    n bigint;
+BEGIN
+    IF p_batch IS NULL OR p_batch < 1 OR p_retention IS NULL OR p_retention < interval '1 day'
+    THEN
+        RAISE EXCEPTION 'memhub_gc_activity: keep at least a day, the batch at least 1'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- Re-entrant: memhub_gc took it earlier in this transaction; alone, this waits for no one.
+    IF NOT pg_try_advisory_xact_lock(hashtext('memhub_gc')) THEN
+        RETURN jsonb_build_object('removed', '{}'::jsonb, 'more', false);
+    END IF;
+    WITH doomed AS (SELECT id FROM tool_events WHERE at < now() - p_retention LIMIT cap),
+         gone AS (DELETE FROM tool_events
+                   WHERE NOT p_dry_run AND id IN (SELECT id FROM doomed) RETURNING 1)
+    SELECT CASE WHEN p_dry_run THEN (SELECT count(*) FROM doomed)
+                ELSE (SELECT count(*) FROM gone) END INTO n;
+    IF NOT p_dry_run THEN
+        UPDATE gc_runs SET removed = gc_runs.removed || jsonb_build_object('tool_events', n),
+                           more = gc_runs.more OR coalesce(n >= cap, false)
+         WHERE started_at = now();
+    END IF;
+    RETURN jsonb_build_object('removed', jsonb_build_object('tool_events', n),
+                              'more', coalesce(n >= cap, false));
 END
 $$;
 
@@ -557,6 +638,62 @@ CREATE FUNCTION public.memhub_lexical_gate(p_namespace text, p_terms tsquery[], 
       ) h
      WHERE h.matched >= p_floor
      LIMIT p_limit
+$$;
+
+CREATE FUNCTION public.memhub_memories_as_of(p_namespace text, p_at timestamp with time zone) RETURNS SETOF public.memhub_memory_then
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT * FROM memhub_memories_at(p_namespace, p_at) WHERE status = 'ACTIVE'
+$$;
+
+CREATE FUNCTION public.memhub_memories_at(p_namespace text, p_at timestamp with time zone) RETURNS SETOF public.memhub_memory_then
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT m.id, m.seq, m.namespace, m.kind, m.key, m.metadata,
+           CASE WHEN m.retired_at <= p_at THEN m.status
+                WHEN m.expires_at <= p_at THEN 'EXPIRED'
+                ELSE 'ACTIVE' END,
+           CASE WHEN m.retired_at <= p_at THEN m.superseded_by END,
+           CASE WHEN m.retired_at <= p_at THEN m.deleted_reason END,
+           r.revision, r.title, r.content, r.tags, r.questions, r.created_at,
+           m.author_client, m.created_at, m.expires_at, m.quarantined,
+           m.status = 'ACTIVE' AND (m.expires_at IS NULL OR m.expires_at > now())
+               AND r.revision = m.current_revision,
+           CASE WHEN r.revision = m.current_revision THEN m.search_tsv || m.questions_tsv
+                ELSE memhub_revision_tsv(r.title, r.content, r.tags, r.questions, m.lineage)
+           END,
+           CASE WHEN r.revision = m.current_revision THEN m.origin END,
+           CASE WHEN r.revision = m.current_revision THEN m.model END,
+           CASE WHEN r.revision = m.current_revision THEN m.client_info END,
+           CASE WHEN r.revision = m.current_revision THEN m.derived_from END
+      FROM memories m
+     CROSS JOIN LATERAL (
+        SELECT v.revision, v.title, v.content, v.tags, v.questions, v.created_at
+          FROM memory_revisions v
+         WHERE v.memory_id = m.id AND v.namespace = m.namespace AND v.created_at <= p_at
+         ORDER BY v.revision DESC
+         LIMIT 1) r
+     WHERE m.namespace = p_namespace
+       AND m.created_at <= p_at
+$$;
+
+CREATE FUNCTION public.memhub_memory_bytes(p_content text, p_questions text[], p_metadata jsonb) RETURNS bigint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT octet_length(p_content)::bigint
+           + coalesce((SELECT sum(octet_length(q)) FROM unnest(p_questions) AS q), 0)
+           + coalesce(octet_length(p_metadata::text), 0)
+$$;
+
+CREATE FUNCTION public.memhub_namespace_use(p_namespace text, OUT memories bigint, OUT bytes bigint) RETURNS record
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT m.n, m.b + a.b
+      FROM (SELECT count(*) AS n,
+                   coalesce(sum(memhub_memory_bytes(content, questions, metadata)), 0) AS b
+              FROM memories WHERE namespace = p_namespace AND status = 'ACTIVE') AS m,
+           (SELECT coalesce(sum(size), 0) AS b
+              FROM artifacts WHERE namespace = p_namespace) AS a
 $$;
 
 CREATE FUNCTION public.memhub_needs_reverification(p_namespace text, p_id uuid, p_kind text, p_status text) RETURNS boolean
@@ -792,6 +929,7 @@ CREATE FUNCTION public.memhub_purge_namespace(p_namespace text, p_reason text, p
     SET "memhub.namespaces" TO '*'
     SET "memhub.read_only" TO ''
     SET "memhub.purging" TO 'on'
+    SET "memhub.purging_namespace" TO 'on'
     AS $_$
 DECLARE
     t text;
@@ -926,6 +1064,78 @@ CREATE FUNCTION public.memhub_query_terms(q text) RETURNS tsquery[]
       ) uniq
 $$;
 
+CREATE FUNCTION public.memhub_quota_artifacts() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        PERFORM memhub_quota_charge(NEW.namespace, 0, NEW.size);
+    ELSE
+        PERFORM memhub_quota_charge(OLD.namespace, 0, -OLD.size);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE FUNCTION public.memhub_quota_charge(p_namespace text, p_memories integer, p_bytes bigint) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+    q namespace_quotas;
+BEGIN
+    IF p_memories = 0 AND p_bytes = 0 THEN
+        RETURN;
+    END IF;
+    UPDATE namespace_quotas
+       SET used_memories = used_memories + p_memories, used_bytes = used_bytes + p_bytes
+     WHERE namespace = p_namespace
+    RETURNING * INTO q;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    IF p_memories > 0 AND q.max_memories IS NOT NULL AND q.used_memories > q.max_memories THEN
+        RAISE EXCEPTION 'namespace % holds % live memories, its quota; nothing was written',
+                        p_namespace, q.max_memories
+              USING ERRCODE = 'check_violation', CONSTRAINT = 'namespace_quota',
+                    DETAIL = json_build_object('limit', 'memories', 'max', q.max_memories,
+                                               'used', q.used_memories - p_memories,
+                                               'adding', p_memories)::text;
+    END IF;
+    IF p_bytes > 0 AND q.max_bytes IS NOT NULL AND q.used_bytes > q.max_bytes THEN
+        RAISE EXCEPTION 'namespace % would store % bytes, over its quota of %; nothing was '
+                        'written', p_namespace, q.used_bytes, q.max_bytes
+              USING ERRCODE = 'check_violation', CONSTRAINT = 'namespace_quota',
+                    DETAIL = json_build_object('limit', 'bytes', 'max', q.max_bytes,
+                                               'used', q.used_bytes - p_bytes,
+                                               'adding', p_bytes)::text;
+    END IF;
+END
+$$;
+
+CREATE FUNCTION public.memhub_quota_memories() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+    n integer := 0;
+    b bigint := 0;
+BEGIN
+    IF TG_OP <> 'INSERT' AND OLD.status = 'ACTIVE' THEN
+        n := n - 1;
+        b := b - memhub_memory_bytes(OLD.content, OLD.questions, OLD.metadata);
+    END IF;
+    IF TG_OP <> 'DELETE' AND NEW.status = 'ACTIVE' THEN
+        n := n + 1;
+        b := b + memhub_memory_bytes(NEW.content, NEW.questions, NEW.metadata);
+    END IF;
+    PERFORM memhub_quota_charge(CASE WHEN TG_OP = 'DELETE' THEN OLD.namespace
+                                     ELSE NEW.namespace END, n, b);
+    RETURN NULL;
+END
+$$;
+
 CREATE FUNCTION public.memhub_refresh_lexicon(p_namespace text) RETURNS integer
     LANGUAGE plpgsql
     AS $$
@@ -965,6 +1175,68 @@ CREATE FUNCTION public.memhub_restoring(tbl regclass) RETURNS boolean
         ELSE pg_has_role(current_user, (SELECT c.relowner FROM pg_class c WHERE c.oid = tbl),
                          'USAGE')
     END
+$$;
+
+CREATE FUNCTION public.memhub_revision_tsv(title text, content text, tags text[], questions text[], lineage text) RETURNS tsvector
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT setweight(to_tsvector('english', memhub_with_parts(title)), 'A')
+        || setweight(to_tsvector('simple', memhub_with_parts(title)), 'A')
+        || setweight(to_tsvector('english', memhub_with_parts(content)), 'B')
+        || setweight(to_tsvector('simple', memhub_with_parts(content)), 'B')
+        || setweight(to_tsvector('english', memhub_with_parts(memhub_tags_text(tags))), 'C')
+        || setweight(to_tsvector('simple', memhub_with_parts(memhub_tags_text(tags))), 'C')
+        || setweight(to_tsvector('english', memhub_with_parts(lineage)), 'D')
+        || setweight(to_tsvector('simple', memhub_with_parts(lineage)), 'D')
+        || to_tsvector('english', memhub_with_parts(memhub_tags_text(questions)))
+        || to_tsvector('simple', memhub_with_parts(memhub_tags_text(questions)))
+$$;
+
+CREATE TABLE public.namespace_quotas (
+    namespace text NOT NULL,
+    max_memories integer,
+    max_bytes bigint,
+    used_memories bigint DEFAULT 0 NOT NULL,
+    used_bytes bigint DEFAULT 0 NOT NULL,
+    set_by text NOT NULL,
+    set_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT namespace_quotas_check CHECK (((max_memories IS NOT NULL) OR (max_bytes IS NOT NULL))),
+    CONSTRAINT namespace_quotas_max_bytes_check CHECK ((max_bytes >= 0)),
+    CONSTRAINT namespace_quotas_max_memories_check CHECK ((max_memories >= 0)),
+    CONSTRAINT namespace_quotas_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text)),
+    CONSTRAINT namespace_quotas_set_by_check CHECK (((char_length(set_by) >= 1) AND (char_length(set_by) <= 200)))
+);
+
+ALTER TABLE ONLY public.namespace_quotas FORCE ROW LEVEL SECURITY;
+
+CREATE FUNCTION public.memhub_set_quota(p_namespace text, p_max_memories integer, p_max_bytes bigint, p_actor text) RETURNS public.namespace_quotas
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+    use record;
+    q namespace_quotas;
+BEGIN
+    IF coalesce(current_setting('memhub.namespaces', true), '') <> '*' THEN
+        RAISE EXCEPTION 'quotas are set by the operator only'
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF p_max_memories IS NULL AND p_max_bytes IS NULL THEN
+        DELETE FROM namespace_quotas WHERE namespace = p_namespace;
+        RETURN NULL;
+    END IF;
+    LOCK TABLE memories, artifacts IN SHARE MODE;
+    SELECT * INTO use FROM memhub_namespace_use(p_namespace);
+    INSERT INTO namespace_quotas AS x (namespace, max_memories, max_bytes, used_memories,
+                                       used_bytes, set_by)
+    VALUES (p_namespace, p_max_memories, p_max_bytes, use.memories, use.bytes, p_actor)
+    ON CONFLICT (namespace) DO UPDATE
+       SET max_memories = excluded.max_memories, max_bytes = excluded.max_bytes,
+           used_memories = excluded.used_memories, used_bytes = excluded.used_bytes,
+           set_by = excluded.set_by, set_at = now()
+    RETURNING x.* INTO q;
+    RETURN q;
+END
 $$;
 
 CREATE FUNCTION public.memhub_tag_gate(ns text, tags text[]) RETURNS tsquery
@@ -1262,6 +1534,23 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION public.memories_retired_at() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        NEW.retired_at := NULL;
+        RETURN NEW;
+    END IF;
+    IF OLD.status IN ('ACTIVE', 'EXPIRED') AND NEW.status IN ('SUPERSEDED', 'DELETED') THEN
+        NEW.retired_at := now();
+    ELSE
+        NEW.retired_at := OLD.retired_at;
+    END IF;
+    RETURN NEW;
+END
+$$;
+
 CREATE FUNCTION public.memory_revisions_append_only() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -1410,11 +1699,17 @@ CREATE TABLE public.api_tokens (
     tool_profile text DEFAULT 'full'::text NOT NULL,
     expires_at timestamp with time zone,
     oauth_grant_id bigint,
+    max_in_flight integer,
+    rate_per_minute integer,
+    rate_burst integer,
     CONSTRAINT api_tokens_kind_check CHECK ((kind = ANY (ARRAY['surface'::text, 'scoped'::text, 'oauth'::text]))),
     CONSTRAINT api_tokens_label_len CHECK (((label IS NULL) OR (char_length(label) <= 100))),
+    CONSTRAINT api_tokens_max_in_flight_check CHECK (((max_in_flight >= 1) AND (max_in_flight <= 1000))),
     CONSTRAINT api_tokens_namespaces_check CHECK (((namespaces IS NULL) OR (cardinality(namespaces) > 0))),
     CONSTRAINT api_tokens_namespaces_len CHECK (((namespaces IS NULL) OR (cardinality(namespaces) <= 64))),
     CONSTRAINT api_tokens_oauth_shape CHECK (((kind = 'oauth'::text) = ((oauth_grant_id IS NOT NULL) AND (expires_at IS NOT NULL)))),
+    CONSTRAINT api_tokens_rate_burst_check CHECK (((rate_burst >= 1) AND (rate_burst <= 100000))),
+    CONSTRAINT api_tokens_rate_per_minute_check CHECK (((rate_per_minute >= 0) AND (rate_per_minute <= 1000000))),
     CONSTRAINT api_tokens_surface_check CHECK ((surface ~ '^[a-z0-9][a-z0-9-]{0,31}$'::text)),
     CONSTRAINT api_tokens_token_hash_check CHECK ((octet_length(token_hash) = 32)),
     CONSTRAINT api_tokens_tool_profile_check CHECK ((tool_profile = ANY (ARRAY['core'::text, 'full'::text])))
@@ -1492,15 +1787,16 @@ CREATE TABLE public.change_feed (
     namespace text NOT NULL,
     what text NOT NULL,
     target_type text NOT NULL,
-    target_id uuid NOT NULL,
+    target_id uuid,
     revision integer,
     replacement_id uuid,
     surface text NOT NULL,
     at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT change_feed_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text)),
+    CONSTRAINT change_feed_purged_has_no_id CHECK (((what = 'purged'::text) = (target_id IS NULL))),
     CONSTRAINT change_feed_surface_check CHECK (((char_length(surface) >= 1) AND (char_length(surface) <= 64))),
     CONSTRAINT change_feed_target_type_check CHECK ((target_type = ANY (ARRAY['memory'::text, 'handoff'::text, 'session'::text]))),
-    CONSTRAINT change_feed_what_check CHECK ((what = ANY (ARRAY['created'::text, 'revised'::text, 'superseded'::text, 'forgotten'::text, 'expired'::text, 'quarantined'::text, 'released'::text, 'imported'::text, 'saved'::text, 'taken'::text, 'closed'::text])))
+    CONSTRAINT change_feed_what_check CHECK ((what = ANY (ARRAY['created'::text, 'revised'::text, 'superseded'::text, 'forgotten'::text, 'expired'::text, 'quarantined'::text, 'released'::text, 'imported'::text, 'saved'::text, 'taken'::text, 'closed'::text, 'purged'::text])))
 );
 
 ALTER TABLE ONLY public.change_feed FORCE ROW LEVEL SECURITY;
@@ -1773,6 +2069,7 @@ CREATE TABLE public.memories (
     questions text[] DEFAULT '{}'::text[] NOT NULL,
     questions_tsv tsvector GENERATED ALWAYS AS ((to_tsvector('english'::regconfig, public.memhub_with_parts(public.memhub_tags_text(questions))) || to_tsvector('simple'::regconfig, public.memhub_with_parts(public.memhub_tags_text(questions))))) STORED,
     questions_ns_tsv tsvector GENERATED ALWAYS AS (public.memhub_ns_lexemes(namespace, (to_tsvector('english'::regconfig, public.memhub_with_parts(public.memhub_tags_text(questions))) || to_tsvector('simple'::regconfig, public.memhub_with_parts(public.memhub_tags_text(questions)))))) STORED,
+    retired_at timestamp with time zone,
     CONSTRAINT memories_check CHECK (((status = 'SUPERSEDED'::text) = (superseded_by IS NOT NULL))),
     CONSTRAINT memories_check1 CHECK (((superseded_by IS NULL) OR (superseded_by <> id))),
     CONSTRAINT memories_client_info_size CHECK (((client_info IS NULL) OR ((char_length(client_info) >= 1) AND (char_length(client_info) <= 200)))),
@@ -1785,6 +2082,7 @@ CREATE TABLE public.memories (
     CONSTRAINT memories_model_size CHECK (((model IS NULL) OR ((char_length(model) >= 1) AND (char_length(model) <= 100)))),
     CONSTRAINT memories_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text)),
     CONSTRAINT memories_origin_check CHECK ((origin = ANY (ARRAY['user_stated'::text, 'agent_inferred'::text, 'imported'::text, 'curated'::text]))),
+    CONSTRAINT memories_retired_at CHECK ((((status = ANY (ARRAY['SUPERSEDED'::text, 'DELETED'::text])) = (retired_at IS NOT NULL)) AND ((retired_at IS NULL) OR (retired_at >= created_at)))),
     CONSTRAINT memories_status_check CHECK ((status = ANY (ARRAY['ACTIVE'::text, 'SUPERSEDED'::text, 'DELETED'::text, 'EXPIRED'::text]))),
     CONSTRAINT memories_tags_check CHECK ((cardinality(tags) <= 32)),
     CONSTRAINT memories_title_check CHECK (((title IS NULL) OR (char_length(title) <= 500)))
@@ -1992,10 +2290,12 @@ CREATE TABLE public.oauth_clients (
     client_name text,
     info jsonb NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    registered_from text,
     CONSTRAINT oauth_clients_client_id_check CHECK (((char_length(client_id) >= 1) AND (char_length(client_id) <= 64))),
     CONSTRAINT oauth_clients_client_name_check CHECK (((client_name IS NULL) OR (char_length(client_name) <= 100))),
     CONSTRAINT oauth_clients_client_secret_check CHECK (((client_secret IS NULL) OR (char_length(client_secret) <= 128))),
-    CONSTRAINT oauth_clients_info_check CHECK (((jsonb_typeof(info) = 'object'::text) AND (octet_length((info)::text) <= 16384)))
+    CONSTRAINT oauth_clients_info_check CHECK (((jsonb_typeof(info) = 'object'::text) AND (octet_length((info)::text) <= 16384))),
+    CONSTRAINT oauth_clients_registered_from_check CHECK (((char_length(registered_from) >= 1) AND (char_length(registered_from) <= 64)))
 );
 
 CREATE TABLE public.oauth_codes (
@@ -2102,6 +2402,36 @@ ALTER TABLE ONLY public.sessions FORCE ROW LEVEL SECURITY;
 
 ALTER TABLE public.sessions ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME public.sessions_seq_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.tool_events (
+    id bigint NOT NULL,
+    namespace text,
+    tool text NOT NULL,
+    surface text NOT NULL,
+    token_id bigint,
+    outcome text NOT NULL,
+    error_code text,
+    duration_ms real NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT tool_events_check CHECK (((outcome = 'error'::text) = (error_code IS NOT NULL))),
+    CONSTRAINT tool_events_duration_ms_check CHECK ((duration_ms >= (0)::double precision)),
+    CONSTRAINT tool_events_error_code_check CHECK ((error_code ~ '^[A-Z][A-Z_]{0,39}$'::text)),
+    CONSTRAINT tool_events_namespace_check CHECK ((namespace ~ '^[a-z0-9][a-z0-9._-]{0,63}$'::text)),
+    CONSTRAINT tool_events_outcome_check CHECK ((outcome = ANY (ARRAY['ok'::text, 'error'::text]))),
+    CONSTRAINT tool_events_surface_check CHECK (((char_length(surface) >= 1) AND (char_length(surface) <= 64))),
+    CONSTRAINT tool_events_tool_check CHECK ((tool ~ '^[a-z0-9_]{1,64}$'::text))
+);
+
+ALTER TABLE ONLY public.tool_events FORCE ROW LEVEL SECURITY;
+
+ALTER TABLE public.tool_events ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.tool_events_id_seq
     START WITH 1
     INCREMENT BY 1
     NO MINVALUE
@@ -2238,6 +2568,9 @@ ALTER TABLE ONLY public.memory_verifications
 ALTER TABLE ONLY public.namespace_profiles
     ADD CONSTRAINT namespace_profiles_pkey PRIMARY KEY (namespace);
 
+ALTER TABLE ONLY public.namespace_quotas
+    ADD CONSTRAINT namespace_quotas_pkey PRIMARY KEY (namespace);
+
 ALTER TABLE ONLY public.oauth_clients
     ADD CONSTRAINT oauth_clients_pkey PRIMARY KEY (client_id);
 
@@ -2267,6 +2600,9 @@ ALTER TABLE ONLY public.sessions
 
 ALTER TABLE ONLY public.sessions
     ADD CONSTRAINT sessions_seq_key UNIQUE (seq);
+
+ALTER TABLE ONLY public.tool_events
+    ADD CONSTRAINT tool_events_pkey PRIMARY KEY (id);
 
 CREATE INDEX admin_audit_at ON public.admin_audit USING btree (at DESC, id DESC);
 
@@ -2324,6 +2660,8 @@ CREATE UNIQUE INDEX memories_active_key ON public.memories USING btree (namespac
 
 CREATE INDEX memories_expiring ON public.memories USING btree (expires_at) WHERE ((status = 'ACTIVE'::text) AND (expires_at IS NOT NULL));
 
+CREATE INDEX memories_key_prefix ON public.memories USING btree (namespace, key text_pattern_ops) WHERE (key IS NOT NULL);
+
 CREATE INDEX memories_live_recent ON public.memories USING btree (namespace, updated_at DESC, seq DESC) WHERE (status = 'ACTIVE'::text);
 
 CREATE INDEX memories_ns_lexemes ON public.memories USING gin (search_ns_tsv) WITH (fastupdate=off);
@@ -2364,6 +2702,8 @@ CREATE INDEX memory_verifications_latest ON public.memory_verifications USING bt
 
 CREATE INDEX oauth_clients_created ON public.oauth_clients USING btree (created_at);
 
+CREATE INDEX oauth_clients_source ON public.oauth_clients USING btree (registered_from, created_at) WHERE (registered_from IS NOT NULL);
+
 CREATE INDEX oauth_codes_expires ON public.oauth_codes USING btree (expires_at);
 
 CREATE INDEX oauth_grants_client ON public.oauth_grants USING btree (client_id);
@@ -2376,7 +2716,13 @@ CREATE INDEX purge_tombstones_target ON public.purge_tombstones USING btree (nam
 
 CREATE INDEX sessions_ns_seq ON public.sessions USING btree (namespace, seq DESC);
 
+CREATE INDEX tool_events_at ON public.tool_events USING btree (at);
+
+CREATE INDEX tool_events_namespace_at ON public.tool_events USING btree (namespace, at DESC, id DESC);
+
 CREATE TRIGGER artifacts_purge_only BEFORE DELETE ON public.artifacts FOR EACH ROW EXECUTE FUNCTION public.memhub_delete_by_purge_only();
+
+CREATE TRIGGER artifacts_quota AFTER INSERT OR DELETE ON public.artifacts FOR EACH ROW EXECUTE FUNCTION public.memhub_quota_artifacts();
 
 CREATE TRIGGER claim_verdicts_guard BEFORE INSERT OR DELETE OR UPDATE ON public.claim_verdicts FOR EACH ROW EXECUTE FUNCTION public.memhub_trust_rows_guard();
 
@@ -2388,11 +2734,15 @@ CREATE TRIGGER gate_skills_notify AFTER INSERT OR DELETE OR UPDATE ON public.gat
 
 CREATE TRIGGER handoffs_change_feed_insert AFTER INSERT ON public.handoffs FOR EACH ROW EXECUTE FUNCTION public.memhub_feed_work();
 
+CREATE TRIGGER handoffs_change_feed_purged AFTER DELETE ON public.handoffs FOR EACH ROW EXECUTE FUNCTION public.memhub_feed_purged();
+
 CREATE TRIGGER handoffs_change_feed_update AFTER UPDATE ON public.handoffs FOR EACH ROW WHEN ((new.status IS DISTINCT FROM old.status)) EXECUTE FUNCTION public.memhub_feed_work();
 
 CREATE TRIGGER handoffs_purge_only BEFORE DELETE ON public.handoffs FOR EACH ROW EXECUTE FUNCTION public.memhub_delete_by_purge_only();
 
 CREATE TRIGGER memories_change_feed_insert AFTER INSERT ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memhub_feed_memories();
+
+CREATE TRIGGER memories_change_feed_purged AFTER DELETE ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memhub_feed_purged();
 
 CREATE TRIGGER memories_change_feed_update AFTER UPDATE ON public.memories FOR EACH ROW WHEN (((new.current_revision <> old.current_revision) OR (new.quarantined <> old.quarantined) OR (new.status IS DISTINCT FROM old.status) OR (new.superseded_by IS DISTINCT FROM old.superseded_by))) EXECUTE FUNCTION public.memhub_feed_memories();
 
@@ -2409,6 +2759,12 @@ CREATE TRIGGER memories_provenance_guard BEFORE UPDATE ON public.memories FOR EA
 CREATE TRIGGER memories_purge_observations AFTER DELETE ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memories_purge_observations();
 
 CREATE TRIGGER memories_purge_only BEFORE DELETE ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memhub_delete_by_purge_only();
+
+CREATE TRIGGER memories_quota AFTER INSERT OR DELETE ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memhub_quota_memories();
+
+CREATE TRIGGER memories_quota_update AFTER UPDATE ON public.memories FOR EACH ROW WHEN (((new.status IS DISTINCT FROM old.status) OR (new.content IS DISTINCT FROM old.content) OR (new.questions IS DISTINCT FROM old.questions) OR (new.metadata IS DISTINCT FROM old.metadata))) EXECUTE FUNCTION public.memhub_quota_memories();
+
+CREATE TRIGGER memories_retired_at BEFORE INSERT OR UPDATE ON public.memories FOR EACH ROW WHEN ((NOT public.memhub_restoring('public.memories'::regclass))) EXECUTE FUNCTION public.memories_retired_at();
 
 CREATE TRIGGER memory_claims_guard BEFORE INSERT OR DELETE OR UPDATE ON public.memory_claims FOR EACH ROW EXECUTE FUNCTION public.memhub_trust_rows_guard();
 
@@ -2427,6 +2783,8 @@ CREATE TRIGGER namespace_profiles_gate_notify AFTER INSERT OR DELETE OR UPDATE O
 CREATE TRIGGER session_events_append_only BEFORE DELETE OR UPDATE ON public.session_events FOR EACH ROW EXECUTE FUNCTION public.session_events_append_only();
 
 CREATE TRIGGER sessions_change_feed_insert AFTER INSERT ON public.sessions FOR EACH ROW WHEN ((current_setting('memhub.restoring'::text, true) = 'on'::text)) EXECUTE FUNCTION public.memhub_feed_work();
+
+CREATE TRIGGER sessions_change_feed_purged AFTER DELETE ON public.sessions FOR EACH ROW EXECUTE FUNCTION public.memhub_feed_purged();
 
 CREATE TRIGGER sessions_change_feed_update AFTER UPDATE ON public.sessions FOR EACH ROW WHEN ((new.status IS DISTINCT FROM old.status)) EXECUTE FUNCTION public.memhub_feed_work();
 
@@ -2539,6 +2897,8 @@ ALTER TABLE public.memory_verifications ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.namespace_profiles ENABLE ROW LEVEL SECURITY;
 
+ALTER TABLE public.namespace_quotas ENABLE ROW LEVEL SECURITY;
+
 ALTER TABLE public.purge_tombstones ENABLE ROW LEVEL SECURITY;
 
 CREATE POLICY read_only_delete ON public.artifacts AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
@@ -2587,11 +2947,15 @@ CREATE POLICY read_only_delete ON public.memory_verifications AS RESTRICTIVE FOR
 
 CREATE POLICY read_only_delete ON public.namespace_profiles AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
+CREATE POLICY read_only_delete ON public.namespace_quotas AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
 CREATE POLICY read_only_delete ON public.purge_tombstones AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
 CREATE POLICY read_only_delete ON public.session_events AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
 CREATE POLICY read_only_delete ON public.sessions AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
+
+CREATE POLICY read_only_delete ON public.tool_events AS RESTRICTIVE FOR DELETE USING (public.memhub_writable());
 
 CREATE POLICY read_only_insert ON public.artifacts AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
@@ -2639,11 +3003,15 @@ CREATE POLICY read_only_insert ON public.memory_verifications AS RESTRICTIVE FOR
 
 CREATE POLICY read_only_insert ON public.namespace_profiles AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
+CREATE POLICY read_only_insert ON public.namespace_quotas AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
 CREATE POLICY read_only_insert ON public.purge_tombstones AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_insert ON public.session_events AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_insert ON public.sessions AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_insert ON public.tool_events AS RESTRICTIVE FOR INSERT WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_update ON public.artifacts AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
@@ -2691,11 +3059,15 @@ CREATE POLICY read_only_update ON public.memory_verifications AS RESTRICTIVE FOR
 
 CREATE POLICY read_only_update ON public.namespace_profiles AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
+CREATE POLICY read_only_update ON public.namespace_quotas AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
 CREATE POLICY read_only_update ON public.purge_tombstones AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_update ON public.session_events AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
 CREATE POLICY read_only_update ON public.sessions AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
+
+CREATE POLICY read_only_update ON public.tool_events AS RESTRICTIVE FOR UPDATE USING (true) WITH CHECK (public.memhub_writable());
 
 ALTER TABLE public.session_events ENABLE ROW LEVEL SECURITY;
 
@@ -2747,11 +3119,17 @@ CREATE POLICY tenant_isolation ON public.memory_verifications USING (public.memh
 
 CREATE POLICY tenant_isolation ON public.namespace_profiles USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
+CREATE POLICY tenant_isolation ON public.namespace_quotas USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
 CREATE POLICY tenant_isolation ON public.purge_tombstones USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
 CREATE POLICY tenant_isolation ON public.session_events USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
 
 CREATE POLICY tenant_isolation ON public.sessions USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+CREATE POLICY tenant_isolation ON public.tool_events USING (public.memhub_ns_visible(namespace)) WITH CHECK (public.memhub_ns_visible(namespace));
+
+ALTER TABLE public.tool_events ENABLE ROW LEVEL SECURITY;
 
 GRANT USAGE ON SCHEMA public TO memhub_app;
 
@@ -2960,12 +3338,17 @@ GRANT ALL ON FUNCTION public.memhub_embedding_jobs_notify() TO memhub_app;
 
 REVOKE ALL ON FUNCTION public.memhub_feed_memories() FROM PUBLIC;
 
+REVOKE ALL ON FUNCTION public.memhub_feed_purged() FROM PUBLIC;
+
 REVOKE ALL ON FUNCTION public.memhub_feed_work() FROM PUBLIC;
 
 GRANT ALL ON FUNCTION public.memhub_fresh_at(p_namespace text, p_id uuid) TO memhub_app;
 
 REVOKE ALL ON FUNCTION public.memhub_gc(p_dry_run boolean, p_idempotency_ttl interval, p_dead_job_ttl interval, p_artifact_grace interval, p_login_forgive interval, p_batch integer, p_trigger text, p_min_gap interval, p_change_feed_retention interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.memhub_gc(p_dry_run boolean, p_idempotency_ttl interval, p_dead_job_ttl interval, p_artifact_grace interval, p_login_forgive interval, p_batch integer, p_trigger text, p_min_gap interval, p_change_feed_retention interval) TO memhub_app;
+
+REVOKE ALL ON FUNCTION public.memhub_gc_activity(p_dry_run boolean, p_batch integer, p_retention interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.memhub_gc_activity(p_dry_run boolean, p_batch integer, p_retention interval) TO memhub_app;
 
 REVOKE ALL ON FUNCTION public.memhub_gc_spent(p_dry_run boolean, p_batch integer, p_delivery_keep interval, p_nonce_keep interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.memhub_gc_spent(p_dry_run boolean, p_batch integer, p_delivery_keep interval, p_nonce_keep interval) TO memhub_app;
@@ -2975,6 +3358,14 @@ GRANT ALL ON FUNCTION public.memhub_github_grant(p_namespace text, p_repo text, 
 GRANT ALL ON FUNCTION public.memhub_lexical_candidates(p_namespace text, p_terms tsquery[], p_gates tsquery[], p_floors integer[], p_take integer, p_depth integer, p_kinds text[], p_tags text[]) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_lexical_gate(p_namespace text, p_terms tsquery[], p_gate tsquery, p_floor integer, p_seen uuid[], p_limit integer, p_kinds text[], p_tags text[]) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_memories_as_of(p_namespace text, p_at timestamp with time zone) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_memories_at(p_namespace text, p_at timestamp with time zone) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_memory_bytes(p_content text, p_questions text[], p_metadata jsonb) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_namespace_use(p_namespace text, OUT memories bigint, OUT bytes bigint) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_needs_reverification(p_namespace text, p_id uuid, p_kind text, p_status text) TO memhub_app;
 
@@ -3006,9 +3397,21 @@ GRANT ALL ON FUNCTION public.memhub_purging(tbl regclass) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_query_terms(q text) TO memhub_app;
 
+GRANT ALL ON FUNCTION public.memhub_quota_artifacts() TO memhub_app;
+
+REVOKE ALL ON FUNCTION public.memhub_quota_charge(p_namespace text, p_memories integer, p_bytes bigint) FROM PUBLIC;
+
+GRANT ALL ON FUNCTION public.memhub_quota_memories() TO memhub_app;
+
 GRANT ALL ON FUNCTION public.memhub_refresh_lexicon(p_namespace text) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_restoring(tbl regclass) TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_revision_tsv(title text, content text, tags text[], questions text[], lineage text) TO memhub_app;
+
+GRANT SELECT ON TABLE public.namespace_quotas TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memhub_set_quota(p_namespace text, p_max_memories integer, p_max_bytes bigint, p_actor text) TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memhub_tag_gate(ns text, tags text[]) TO memhub_app;
 
@@ -3037,6 +3440,8 @@ GRANT ALL ON FUNCTION public.memories_mirror_current_revision() TO memhub_app;
 GRANT ALL ON FUNCTION public.memories_provenance_guard() TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memories_purge_observations() TO memhub_app;
+
+GRANT ALL ON FUNCTION public.memories_retired_at() TO memhub_app;
 
 GRANT ALL ON FUNCTION public.memory_revisions_append_only() TO memhub_app;
 
@@ -3159,6 +3564,10 @@ GRANT SELECT,INSERT ON TABLE public.session_events TO memhub_app;
 GRANT SELECT,INSERT,UPDATE ON TABLE public.sessions TO memhub_app;
 
 GRANT SELECT,USAGE ON SEQUENCE public.sessions_seq_seq TO memhub_app;
+
+GRANT SELECT,INSERT ON TABLE public.tool_events TO memhub_app;
+
+GRANT SELECT,USAGE ON SEQUENCE public.tool_events_id_seq TO memhub_app;
 
 ALTER DEFAULT PRIVILEGES FOR ROLE <migrating role> IN SCHEMA public GRANT SELECT,USAGE ON SEQUENCES TO memhub_app;
 

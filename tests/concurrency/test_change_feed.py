@@ -169,6 +169,8 @@ async def straggle(db_dsn: str, follower: Follower, stop: asyncio.Event) -> list
                     "SELECT id FROM change_feed WHERE target_id = %s", [memory_id])).fetchone())[0]
                 later = False
                 for _ in range(200):  # bounded: each turn is one completed read
+                    if stop.is_set():
+                        break  # the writers are done: no later change will come
                     row = await (await watcher.execute(
                         "SELECT max(id) FROM change_feed WHERE namespace = %s", [NS])).fetchone()
                     if row[0] is not None and row[0] > mine:
@@ -191,6 +193,9 @@ def servers(db_dsn, tmp_path):
                 "MCP_AUTH_TOKEN": WEB_TOKEN,
                 "MEMHUB_DATA_DIR": str(tmp_path / f"p{i}"),
                 "MEMHUB_POOL_MAX_SIZE": "8",
+                # Many clients on one token at once: the database is under test here, not
+                # the token's in-flight limit (docs/operations.md#per-token-and-per-namespace).
+                "MEMHUB_TOKEN_MAX_IN_FLIGHT": "100",
                 "MEMHUB_EMBED_WORKER": "false",  # no embedding CPU: this test is about the feed
                 "MEMHUB_QUERY_QUANTIZE": "none",
                 "MEMHUB_EMBED_THREADS": "1",
@@ -233,6 +238,7 @@ async def test_every_committed_change_is_delivered_exactly_once_under_concurrent
 ):
     started = time.monotonic()
     follower, tally, stop = Follower(), Tally(), asyncio.Event()
+    settled = asyncio.Event()  # every writer, the straggler included, has committed
     async with AsyncExitStack() as stack:
         backend = await stack.enter_async_context(open_backend(db_dsn, tmp_path))
         clients = [await stack.enter_async_context(s.client(WEB_TOKEN)) for s in servers
@@ -263,7 +269,7 @@ async def test_every_committed_change_is_delivered_exactly_once_under_concurrent
                 async with follower.read_done:
                     follower.reads += 1
                     follower.read_done.notify_all()
-                if stop.is_set() and not page["changes"]:
+                if settled.is_set() and not page["changes"]:
                     # Every writer has committed; a background transaction of a server (an
                     # embedding batch, a recount) may still hold the horizon for a moment. Done
                     # when all is read, or when reads have come back empty for QUIET_SECONDS
@@ -284,6 +290,9 @@ async def test_every_committed_change_is_delivered_exactly_once_under_concurrent
                              *(backend_writer(n) for n in range(BACKEND_WRITERS)))
         stop.set()
         trapped = await late
+        # Only now may the reader conclude it has read everything: until the straggler's last
+        # transaction commits, its entry is invisible to the count the reader compares with.
+        settled.set()
         await reading
 
     delivered = follower.delivered

@@ -63,6 +63,9 @@ def fleet(admin_dsn, db_dsn, tmp_path):
                 "MCP_AUTH_TOKEN": WEB_TOKEN,
                 "MEMHUB_DATA_DIR": str(tmp_path / f"p{i}"),
                 "MEMHUB_POOL_MAX_SIZE": "24",
+                # Many clients on one token at once: the database is under test here, not
+                # the token's in-flight limit (docs/operations.md#per-token-and-per-namespace).
+                "MEMHUB_TOKEN_MAX_IN_FLIGHT": "100",
                 "MEMHUB_EMBED_THREADS": "1",
                 "MEMHUB_QUERY_THREADS": "1",
                 "MEMHUB_EXPIRY_SWEEP_SECONDS": "0.3",

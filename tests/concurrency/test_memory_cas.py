@@ -100,6 +100,9 @@ async def test_fifty_mcp_clients_on_two_server_processes_yield_one_winner(db_dsn
         "MEMHUB_POOL_MAX_SIZE": str(WRITERS // 2 + 10),
         "MEMHUB_EMBED_WORKER": "false",
         "MEMHUB_DATA_DIR": str(tmp_path),
+        # Many clients on one token at once: the database is under test here, not the token's
+        # in-flight limit (docs/operations.md#per-token-and-per-namespace).
+        "MEMHUB_TOKEN_MAX_IN_FLIGHT": "100",
     }
     if os.environ.get("MEMHUB_EMBED_MODEL_PATH"):
         env["MEMHUB_EMBED_MODEL_PATH"] = os.environ["MEMHUB_EMBED_MODEL_PATH"]

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
+from tests.conftest import make_settings
 from tests.support.mcp import call
 
 NS = "acme"
 N = 40
+
+
+@pytest.fixture
+def settings(db_dsn, tmp_path):
+    # Forty clients of three tokens at once: the database's order is under test here, not the
+    # tokens' in-flight limit (docs/operations.md#per-token-and-per-namespace).
+    return make_settings(db_dsn, tmp_path, token_max_in_flight=100)
 
 
 async def test_forty_concurrent_appends_get_seq_one_to_forty_without_gaps(server, tokens,

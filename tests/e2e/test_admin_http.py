@@ -26,7 +26,7 @@ from tests.support.admin import (
 from tests.support.oauth import OAuthFlow
 from tests.support.server import thread_server
 
-SECRET = "test-session-secret-0123456789"
+SECRET = "test-session-secret-0123456789-abcdef"
 
 
 def set_cookie_header(response: httpx.Response) -> str:
@@ -183,6 +183,17 @@ def forged_cookie(*, authed: bool, age_seconds: int) -> str:
 def dashboard_with(base_url: str, cookie: str) -> httpx.Response:
     with browser(base_url, cookies={COOKIE_NAME: cookie}) as client:
         return client.get("/admin")
+
+
+def test_a_blank_session_secret_is_no_key_so_a_cookie_signed_with_it_is_refused(db_dsn,
+                                                                                   tmp_path):
+    """sha256("") is a key anyone can compute: a blank MEMHUB_SESSION_SECRET must leave the
+    cookies signed with the random key kept in the database."""
+    forged = URLSafeTimedSerializer(secret_from_setting(""), salt=SESSION_SALT).dumps(
+        {"sid": "forged-session-id", "authed": True})
+    with thread_server(make_settings(db_dsn, tmp_path, session_secret="")) as running:
+        response = dashboard_with(running.base_url, forged)
+    assert response.status_code == 303 and response.headers["location"] == "/admin/login"
 
 
 def test_a_cookie_within_its_lifetime_is_accepted(secret_server):
@@ -489,7 +500,7 @@ def test_the_overview_shows_counts_a_server_rendered_chart_and_the_queue(server,
         logged_in_csrf(client)
         page = client.get("/admin").text
     assert "<svg" in page and "<rect" in page and "cursor: 1" in page
-    assert "<td>acme</td><td>ACTIVE</td><td>1</td>" in page
+    assert '<td><a href="/admin/namespaces/acme">acme</a></td><td>ACTIVE</td><td>1</td>' in page
     assert 'id="embedding-queue"' in page
     assert "<script" not in page.split("</main>")[0]  # nothing inline; only the static file
 

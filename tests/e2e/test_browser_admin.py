@@ -299,6 +299,7 @@ def _pages(page: Page, server) -> list[tuple[str, str]]:
             ("revoke-token", f"/admin/tokens/{token_id}/revoke"),
             ("revoke-grant", f"/admin/oauth/grants/{grant_id}/revoke"),
             ("consent", consent.removeprefix(server.base_url)),
+            ("activity", "/admin/namespaces/acme-infrastructure-platform/activity"),
             ("error", "/admin/tokens/999999/revoke"), ("login", "/admin/login")]
 
 

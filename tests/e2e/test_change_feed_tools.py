@@ -102,7 +102,16 @@ async def test_a_read_only_token_follows_the_feed(server, db_dsn):
     assert [c["what"] for c in changes] == ["created"]
 
 
-@pytest.mark.parametrize("cursor", ["not-a-cursor", "ZjEuMDAwMDAwMDAuMS4x"])
+async def test_a_cursor_of_the_earlier_unsealed_format_is_expired_with_a_remedy(server):
+    # base64 of "f1.<namespace tag>.<xid>.<id>": what this server issued before its cursors
+    # were sealed; a client holding one re-reads and follows again.
+    async with server.client(WEB_TOKEN) as web:
+        refused = await error_of(web, "memory_changes", {"namespace": NS,
+                                                         "cursor": "ZjEuMDAwMDAwMDAuMS4x"})
+    assert refused["code"] == "CURSOR_EXPIRED" and "memory_changes" in refused["remedy"]
+
+
+@pytest.mark.parametrize("cursor", ["not-a-cursor", "AgAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"])
 async def test_a_cursor_not_issued_for_this_namespace_is_invalid_input_with_a_remedy(
     server, cursor
 ):
@@ -132,3 +141,45 @@ async def test_limit_bounds_a_page_and_has_more_says_another_page_waits(server):
                                                   "cursor": page["next_cursor"]})
     assert len(rest["changes"]) == 2 and not rest["has_more"]
     assert page["changes"][0]["change_id"] not in {c["change_id"] for c in rest["changes"]}
+
+
+async def test_a_purge_leaves_one_purged_entry_without_an_id_and_no_entry_naming_it(
+    server, db_dsn
+):
+    from tests.integration.test_admin_cli import cli, ok_json
+
+    async with server.client(WEB_TOKEN) as web:
+        _, before = await follow(web)
+        older = (await call(web, "memory_remember", {
+            "namespace": NS, "content": "Releases are cut on Mondays"}))["memory"]["id"]
+        purged = (await call(web, "memory_remember", {
+            "namespace": NS, "content": "Releases are cut on Tuesdays",
+            "supersedes": [older]}))["memory"]["id"]
+        await call(web, "memory_revise", {"namespace": NS, "id": purged,
+                                          "expected_revision": 1,
+                                          "content": "Releases are cut on Tuesdays at 10"})
+        kept = (await call(web, "memory_remember", {
+            "namespace": NS, "content": "Hotfixes skip the release train"}))["memory"]["id"]
+        handoff = (await call(web, "handoff_save", {"namespace": NS, "title": "Train",
+                                                    "body": "Cut Tuesday's release"}))[
+            "handoff"]["id"]
+        named = [c for c in (await follow(web))[0]
+                 if purged in (c.get("target_id"), c.get("replacement_id"))]
+        assert {c["what"] for c in named} == {"created", "revised", "superseded"}
+
+        for kind, target in (("memory", purged), ("handoff", handoff)):
+            ok_json(cli(db_dsn, "purge", kind, target, "--reason", "pasted by mistake",
+                        "--yes", "--json"))
+        everything, _ = await follow(web)
+        since, _ = await follow(web, cursor=before)
+
+    for changes in (everything, since):
+        assert not [c for c in changes
+                    if {purged, handoff} & {c.get("target_id"), c.get("replacement_id")}]
+        gone = [c for c in changes if c["what"] == "purged"]
+        assert [(c["target_type"], "target_id" in c) for c in gone] == [
+            ("memory", False), ("handoff", False)]
+    # What it had replaced retires with it (recorded anew); the rest of the feed is untouched.
+    assert ("forgotten", older) in [(c["what"], c["target_id"]) for c in since
+                                    if c["what"] != "purged"]
+    assert ("created", kept) in [(c["what"], c.get("target_id")) for c in since]

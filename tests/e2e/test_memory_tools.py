@@ -8,7 +8,9 @@ import pytest
 from fastmcp.exceptions import ToolError
 
 from memhub.storage.sanitize import unwrap_untrusted
+from tests.conftest import WEB_TOKEN
 from tests.support import db
+from tests.support.mcp import error_of
 
 NS = "acme"
 MISSING = "00000000-0000-4000-8000-000000000000"
@@ -200,3 +202,31 @@ def test_the_demo_runs_the_seed_workflow_against_a_running_server(server, tokens
     assert done.returncode == 0, done.stderr[-2000:]
     assert '"status": "SUPERSEDED"' in done.stdout
     assert '"outcome": "created"' in done.stdout
+
+
+async def test_memory_list_by_key_prefix_matches_wildcards_as_themselves_within_the_namespace(
+    server, db_dsn
+):
+    keys = ["coord/a", "coord/b", "coordx", "a_b/1", "axb/1", "50%/x", "505/x"]
+    async with server.client(WEB_TOKEN) as web:
+        for key in keys:
+            await call(web, "memory_remember", namespace=NS, key=key,
+                       content=f"memory under {key}")
+        await call(web, "memory_remember", namespace="other-team", key="coord/c",
+                   content="another project's coordination")
+
+        async def listed(prefix, **extra):
+            page = await call(web, "memory_list", namespace=NS, key_prefix=prefix, **extra)
+            return sorted(m["key"] for m in page["memories"])
+
+        assert await listed("coord/") == ["coord/a", "coord/b"]
+        assert await listed("a_b") == ["a_b/1"]           # _ is not "any character"
+        assert await listed("50%") == ["50%/x"]           # % is not "anything"
+        assert await listed("coord", status="ALL") == ["coord/a", "coord/b", "coordx"]
+        first = await call(web, "memory_list", namespace=NS, key_prefix="coord", limit=2)
+        rest = await call(web, "memory_list", namespace=NS, key_prefix="coord", limit=2,
+                          cursor=first["next_cursor"])
+        assert len(first["memories"]) + len(rest["memories"]) == 3
+        for bad in ("", "x" * 201, "a\nb"):
+            assert (await error_of(web, "memory_list", {"namespace": NS, "key_prefix": bad}))[
+                "code"] == "INVALID_INPUT"

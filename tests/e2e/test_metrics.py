@@ -14,7 +14,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from memhub.errors import MemhubError
-from memhub.metrics import JOBS, OTHER_ROUTE, REFUSALS, ROUTES, UNKNOWN_TOOL
+from memhub.metrics import JOBS, LIMIT_REFUSALS, OTHER_ROUTE, REFUSALS, ROUTES, UNKNOWN_TOOL
+from memhub.storage.activity import DROPPED_REASONS
 from tests.conftest import WEB_TOKEN, make_settings
 from tests.support.db import insert_token
 from tests.support.mcp import call, error_of
@@ -227,7 +228,7 @@ async def test_no_namespace_or_token_reaches_the_metrics_and_every_label_is_boun
         "route": set(ROUTES) | {OTHER_ROUTE},
         "status": {str(s) for s in range(100, 600)} | {"0"},
         "job": set(JOBS),
-        "reason": set(REFUSALS),
+        "reason": set(REFUSALS) | set(DROPPED_REASONS) | set(LIMIT_REFUSALS),
         "result": {"embedded", "skipped", "failed", "dead"},
         "le": None,  # a histogram's bucket bounds: fixed by the code
     }

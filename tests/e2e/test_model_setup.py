@@ -92,7 +92,7 @@ async def test_an_offline_server_without_a_model_answers_by_keyword_and_names_th
         assert (model["state"], model["reason"], model["fix"]) == (
             "absent", "offline", MODEL_IMPORT_COMMAND)
         mid, found = await remember_and_search(running, "Payouts close at 17:00 UTC.", "payouts")
-        assert found["degraded"] is True and [r["memory"]["id"] for r in found["results"]] == [mid]
+        assert found["degraded"] is True and [r["id"] for r in found["results"]] == [mid]
         with browser(running.base_url) as page:
             assert login(page).status_code == 303
             dashboard = page.get("/admin").text
@@ -115,7 +115,7 @@ async def test_a_fetch_that_fails_leaves_the_server_up_by_keyword_with_the_fix(d
         assert model["reason"] == "download_failed" and model["detail"]
         mid, found = await remember_and_search(running, "Refunds need two approvals.",
                                                "refunds")
-        assert [r["memory"]["id"] for r in found["results"]] == [mid]
+        assert [r["id"] for r in found["results"]] == [mid]
         assert f"memhub: Fix: {MODEL_IMPORT_COMMAND}" in running.log_path.read_text()
 
 
@@ -128,7 +128,7 @@ async def test_the_model_is_fetched_in_the_background_into_the_data_directory_on
             model_settles(running, "fetching")
             mid, found = await remember_and_search(running, "Invoices are numbered per year.",
                                                    "invoices")
-            assert found["degraded"] is True and found["results"][0]["memory"]["id"] == mid
+            assert found["degraded"] is True and found["results"][0]["id"] == mid
             progress = await until(lambda: _received_some(running),
                                    what="stats reporting the bytes received so far")
             assert progress["state"] == "fetching"
@@ -184,7 +184,7 @@ async def test_an_imported_model_is_picked_up_by_the_running_server_and_found_by
                 found = (await client.call_tool("memory_search", {
                     "namespace": NS, "query": "which service settles card payments",
                     "mode": "semantic"})).structured_content
-            return mid in [r["memory"]["id"] for r in found["results"]]
+            return mid in [r["id"] for r in found["results"]]
 
         await until(found_by_meaning, timeout=30, what="a search by meaning finding the memory")
     with process_server(env) as (again, _):

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import psycopg
@@ -25,7 +27,10 @@ from tests.support.server import free_port, thread_server
 @pytest.fixture(scope="module")
 def oauth_server(module_dsn, tmp_path_factory):
     port = free_port()
-    settings = make_settings(module_dsn, tmp_path_factory.mktemp("oauth"), port=port)
+    # Every test here registers from 127.0.0.1: the per-address limits have a file of their
+    # own (test_oauth_registration_limits.py).
+    settings = make_settings(module_dsn, tmp_path_factory.mktemp("oauth"), port=port,
+                             oauth_registrations_per_hour=1000)
     with thread_server(settings, port=port) as running:
         yield running
 
@@ -222,6 +227,37 @@ def test_an_expired_access_token_is_refused(oauth_server, flow, module_dsn):
     assert mcp_status(oauth_server.mcp_url, tokens["access_token"]) == 401
 
 
+def age_spent_refresh_tokens(dsn: str, seconds: int) -> None:
+    """Move every spent refresh token's use `seconds` into the past."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("UPDATE oauth_refresh_tokens SET used_at = used_at - make_interval("
+                     "secs => %s) WHERE used_at IS NOT NULL", [seconds])
+
+
+def test_two_refreshes_at_once_both_get_the_same_new_pair(oauth_server, flow, module_dsn):
+    client, first = flow.connect()
+    start = threading.Barrier(2)
+
+    def refresh(_: int) -> httpx.Response:
+        with httpx.Client(base_url=oauth_server.base_url, timeout=30) as http:
+            start.wait(timeout=30)
+            return http.post("/token", data={
+                "client_id": client.client_id, "client_secret": client.client_secret,
+                "grant_type": "refresh_token", "refresh_token": first["refresh_token"],
+                "resource": flow.resource})
+
+    with ThreadPoolExecutor(2) as pool:
+        answers = list(pool.map(refresh, range(2)))
+    assert [a.status_code for a in answers] == [200, 200], [a.text for a in answers]
+    pairs = {(a.json()["access_token"], a.json()["refresh_token"]) for a in answers}
+    assert len(pairs) == 1
+    access, refresh_token = pairs.pop()
+    assert access != first["access_token"] and refresh_token != first["refresh_token"]
+    assert mcp_status(oauth_server.mcp_url, access) == 200
+    assert flow.refresh(client, refresh_token).status_code == 200
+    assert "oauth.refresh_replay" in audit_actions(module_dsn)
+
+
 def test_refresh_rotates_and_a_reused_refresh_token_revokes_the_family(oauth_server, flow,
                                                                          module_dsn):
     client, first = flow.connect()
@@ -231,7 +267,13 @@ def test_refresh_rotates_and_a_reused_refresh_token_revokes_the_family(oauth_ser
     assert second["access_token"] != first["access_token"]
     assert second["refresh_token"] != first["refresh_token"]
     assert mcp_status(oauth_server.mcp_url, second["access_token"]) == 200
+    # A retry within the grace period is answered with the same pair, and revokes nothing.
+    retried = flow.refresh(client, first["refresh_token"])
+    assert retried.status_code == 200, retried.text
+    assert (retried.json()["access_token"], retried.json()["refresh_token"]) == \
+        (second["access_token"], second["refresh_token"])
 
+    age_spent_refresh_tokens(module_dsn, oauth_server.settings.oauth_refresh_grace_seconds + 1)
     reused = flow.refresh(client, first["refresh_token"])
     assert reused.status_code == 400
     assert reused.json()["error"] == "invalid_grant"

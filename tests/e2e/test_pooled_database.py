@@ -50,7 +50,7 @@ async def test_the_tools_work_through_a_transaction_pooler(pooled_server, db_dsn
 
         found = await call(web, "memory_search", {"namespace": NS, "query": "billing exports",
                                                   "mode": "lexical"})
-        assert [r["memory"]["id"] for r in found["results"]] == [mid]
+        assert [r["id"] for r in found["results"]] == [mid]
         context = await call(web, "memory_context", {"namespace": NS, "query": "billing"})
         assert [m["id"] for m in context["memories"]] == [mid]
 
@@ -65,7 +65,7 @@ async def test_the_tools_work_through_a_transaction_pooler(pooled_server, db_dsn
         assert worker["running"] and not worker["listening"]
         semantic = await call(web, "memory_search", {"namespace": NS, "mode": "semantic",
                                                      "query": "how often do billing exports run"})
-        assert mid in [r["memory"]["id"] for r in semantic["results"]]
+        assert mid in [r["id"] for r in semantic["results"]]
 
         saved = await call(web, "handoff_save", {"namespace": NS, "title": "t", "body": "b"})
         hid = saved["handoff"]["id"]

@@ -49,6 +49,23 @@ async def test_a_recall_question_is_embedded_once_starting_before_the_tool_runs(
     assert change["joined"] + change["hits"] == 1
 
 
+async def test_a_question_and_its_phrasings_are_embedded_once_in_one_prefetch(server):
+    """With `also`, the prefetch embeds every text the search will (in one batch), and the
+    search joins it rather than embedding the question again beside it."""
+    async with server.client(WEB_TOKEN) as c:
+        assert await model_state(c) == "ready"
+        before = await counts(c)
+        await c.call_tool("memory_search", {
+            "namespace": NS, "query": "which queue did we pick, 5521",
+            "also": ["the job queue we chose 5521", "  background work broker 5521 ",
+                     "which queue did we pick, 5521"]})
+        change = delta(await counts(c), before)
+    # The query and two distinct phrasings (a repeat of the query and spacing are the
+    # search's to drop, and the prefetch reads them the same way).
+    assert change["started"] == 1 and change["misses"] == 3
+    assert change["joined"] == 1 or change["hits"] == 3
+
+
 async def test_only_an_authenticated_search_that_embeds_starts_early(server):
     async with server.client(WEB_TOKEN) as c:
         assert await model_state(c) == "ready"
@@ -88,8 +105,9 @@ class Recorder:
     def __init__(self) -> None:
         self.queries: list[str] = []
 
-    def prefetch(self, text: str) -> bool:
+    def prefetch(self, text: str, also=()) -> bool:
         self.queries.append(text)
+        self.also = tuple(also)
         return True
 
 

@@ -138,6 +138,23 @@ async def test_a_first_bootstrap_says_so_and_summarises_what_is_there(server, to
     assert small["changes"]["active_memories"] == changes["active_memories"]
 
 
+async def test_a_mark_retention_went_past_starts_again_as_a_first_bootstrap(
+        server, tokens, db_dsn):
+    async with server.client(tokens["web"]) as web:
+        await _bootstrap(web)
+        await call(web, "memory_remember", {"namespace": NS, "content": "Deploys on Fridays."})
+        with psycopg.connect(db_dsn, autocommit=True) as conn:  # what gc's trim records
+            conn.execute("INSERT INTO change_feed_trimmed (namespace, through_xid, through_id)"
+                         " SELECT namespace, xid, id FROM change_feed WHERE namespace = %s"
+                         " ORDER BY xid DESC, id DESC LIMIT 1", [NS])
+        expired = await _bootstrap(web)
+        after = await _bootstrap(web)
+    assert _status(expired)["changes"] == "ok" and _status(expired)["mark"] == "ok"
+    assert expired["changes"]["first_bootstrap"] is True
+    assert expired["changes"]["mark_expired"] is True
+    assert _status(after)["changes"] == "ok" and after["changes"]["first_bootstrap"] is False
+
+
 async def test_a_retry_with_the_same_request_id_returns_the_same_session(server, tokens):
     async with server.client(tokens["web"]) as web:
         a = await _bootstrap(web, client_request_id="boot-1", title="fix the login bug")
@@ -160,6 +177,10 @@ async def test_the_answer_fits_its_budget(server, tokens):
                                       budget_tokens=budget)
             assert count_tokens(dumps(answer)) <= budget, (budget, answer["tokens_used"])
             assert answer["tokens_used"] <= budget
+            # Memories first, diagnostics last: the lists gave way before the memories.
+            assert answer["context"] and answer["context"]["memories"], (
+                budget, answer["steps_run"])
+            assert len(answer["handoffs"]["handoffs"]) < 5
         big = await _bootstrap(web, query="billing webhook retries", budget_tokens=6000)
     assert len(big["context"]["memories"]) > 5  # what the budget allows is used
     assert _status(big)["context"] == "ok"

@@ -35,7 +35,7 @@ async def test_json_encoded_lists_and_objects_are_read_as_what_they_encode(serve
     assert unwrap_all(memory["tags"]) == ["auth", "jwt"]
     assert unwrap_all(memory["metadata"]) == {"source": "adr-7"}
     assert newer["superseded"] == [old["memory"]["id"]]
-    assert [r["memory"]["id"] for r in found["results"]] == [memory["id"]]
+    assert [r["id"] for r in found["results"]] == [memory["id"]]
     assert old["memory"]["id"] not in [m["id"] for m in packed["memories"]]
     assert unwrap_all(saved["handoff"]["next_steps"]) == ["step 3"]
 

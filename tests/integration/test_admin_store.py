@@ -20,6 +20,7 @@ from memhub.storage.postgres.operator.admin_sessions import (
     LOGIN_LOCKS,
     lock_seconds,
 )
+from memhub.storage.principal import TokenLimits
 from tests.conftest import make_settings
 
 ACTOR = Actor("admin", "192.0.2.7")
@@ -57,6 +58,21 @@ async def test_rotation_revokes_the_old_token_and_the_new_one_authenticates(back
     assert principal is not None and principal.surface == "cursor"
     assert second["replaces"] == first["id"]
     assert active_surface_tokens(db_conn, "cursor") == [(second["id"],)]
+
+
+async def test_a_tokens_limits_are_set_audited_read_with_it_and_kept_by_a_rotation(backend):
+    web = next(t for t in await backend.list_tokens() if t["surface"] == "web")
+    limits = TokenLimits(max_in_flight=8, rate_per_minute=0, rate_burst=None)
+    shown = await backend.set_token_limits(ACTOR, web["id"], limits)
+    assert shown["limits"] == {"max_in_flight": 8, "rate_per_minute": 0, "rate_burst": None}
+    rotated = await backend.rotate_surface(ACTOR, "web")
+    assert rotated["limits"] == shown["limits"]
+    assert (await backend.authenticate(rotated["token"])).limits == limits
+    assert (await backend.recent_audit(5))[1]["action"] == "token.limits"
+    with pytest.raises(NotFound):  # the old one is revoked
+        await backend.set_token_limits(ACTOR, web["id"], limits)
+    with pytest.raises(InvalidInput):
+        TokenLimits.of({"max_in_flight": 0})
 
 
 async def test_rotating_one_surface_leaves_the_others_untouched(backend, db_conn):
@@ -265,11 +281,15 @@ async def test_the_overview_counts_memories_writes_per_surface_and_the_queue(bac
     for ns, status, author in [("acme", "ACTIVE", "web"), ("acme", "ACTIVE", "cursor"),
                                ("acme", "SUPERSEDED", "web"), ("beta", "ACTIVE", "cursor")]:
         mid = uuid.uuid4()
+        retired = status == "SUPERSEDED"
         db_conn.execute(
             "INSERT INTO memories (id, namespace, kind, content, content_hash, author_client,"
-            " status, superseded_by) VALUES (%s, %s, 'FACT', %s, %s, %s, %s, %s)",
+            " status, superseded_by, retired_at)"
+            # replica role skips the trigger that records retired_at; its CHECK still holds
+            " VALUES (%s, %s, 'FACT', %s, %s, %s, %s, %s,"
+            "         CASE WHEN %s::boolean THEN now() END)",
             [mid, ns, f"c {mid}", mid.bytes * 2, author, status,
-             uuid.uuid4() if status == "SUPERSEDED" else None],
+             uuid.uuid4() if retired else None, retired],
         )
         db_conn.execute(
             "INSERT INTO memory_revisions (memory_id, namespace, revision, content, author_client)"

@@ -4,13 +4,16 @@ delivered, that the app cannot write the feed itself, retention and cursors."""
 
 from __future__ import annotations
 
+import base64
+import struct
 import uuid
 
 import psycopg
 import pytest
 
 from memhub.errors import CursorExpired, Forbidden, InvalidInput
-from memhub.storage.changes import FeedPosition, encode_feed_cursor
+from memhub.storage.changes import PURPOSE, FeedPosition, encode_feed_cursor
+from memhub.storage.cursors import CursorSeal
 from memhub.storage.postgres.scope import bind_caller
 from memhub.storage.principal import Principal
 from memhub.storage.retention import RetentionPolicy
@@ -41,6 +44,11 @@ async def read_all(backend, principal, namespace=NS, cursor=None, limit=100):
         cursor = page["next_cursor"]
         if not page["has_more"]:
             return changes, cursor
+
+
+async def cursor_at(backend, namespace, position):
+    """A cursor as this server seals it, for a position a test chooses."""
+    return encode_feed_cursor(await backend.cursor_seal(PURPOSE, namespace), position)
 
 
 def as_caller(principal):
@@ -238,14 +246,60 @@ def test_the_scoped_app_role_reads_only_its_namespace_and_cannot_write_the_feed(
 
 
 # --- cursors -------------------------------------------------------------------------------------
-@pytest.mark.parametrize("cursor", ["", "garbage", "djE6MTA", "x" * 500,
-                                    encode_feed_cursor(OTHER, FeedPosition(1, 1))])
-async def test_a_cursor_this_server_did_not_issue_for_this_namespace_is_invalid_input(
-    backend, cursor
-):
+def _altered(cursor: str) -> str:
+    raw = bytearray(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    raw[-20] ^= 1  # a bit of the sealed position
+    return base64.urlsafe_b64encode(bytes(raw)).decode().rstrip("=")
+
+
+@pytest.mark.parametrize("cursor", ["", "garbage", "djE6MTA", "x" * 500])
+async def test_a_cursor_this_server_did_not_issue_is_invalid_input(backend, cursor):
     with pytest.raises(InvalidInput) as caught:
         await backend.memory_changes(DESKTOP, NS, cursor=cursor)
     assert caught.value.details["field"] == "cursor" and caught.value.remedy
+
+
+async def test_a_cursor_issued_for_another_namespace_is_invalid_input(backend):
+    await backend.remember(DESKTOP, OTHER, content="elsewhere")
+    foreign = (await backend.memory_changes(DESKTOP, OTHER))["next_cursor"]
+    with pytest.raises(InvalidInput) as caught:
+        await backend.memory_changes(DESKTOP, NS, cursor=foreign)
+    assert caught.value.details["field"] == "cursor"
+
+
+async def test_an_altered_cursor_is_invalid_input(backend):
+    cursor = (await backend.memory_changes(DESKTOP, NS))["next_cursor"]
+    with pytest.raises(InvalidInput):
+        await backend.memory_changes(DESKTOP, NS, cursor=_altered(cursor))
+
+
+async def test_a_cursor_carries_no_transaction_counter(backend, db_conn):
+    """The position is sealed: two cursors at one position differ, and neither holds the
+    server's transaction id in any spelling (it counts every tenant's writes)."""
+    await backend.remember(DESKTOP, NS, content="a change")
+    first = (await backend.memory_changes(DESKTOP, NS))["next_cursor"]
+    second = (await backend.memory_changes(DESKTOP, NS, cursor=first))["next_cursor"]
+    again = (await backend.memory_changes(DESKTOP, NS, cursor=first))["next_cursor"]
+    horizon = int(db_conn.execute(
+        "SELECT pg_snapshot_xmin(pg_current_snapshot())::text").fetchone()[0])
+    assert second != again
+    for cursor in (first, second, again):
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        for xid in range(horizon - 50, horizon + 1):  # as "f1.<tag>.<xid>" spelled it, or binary
+            assert f".{xid}.".encode() not in raw
+            assert struct.pack(">Q", xid) not in raw and struct.pack("<Q", xid) not in raw
+
+
+async def test_a_cursor_of_the_unsealed_format_is_expired(backend):
+    legacy = base64.urlsafe_b64encode(b"f1.0123abcd.1234.5").decode().rstrip("=")
+    with pytest.raises(CursorExpired):
+        await backend.memory_changes(DESKTOP, NS, cursor=legacy)
+
+
+async def test_a_cursor_sealed_under_another_databases_key_is_expired(backend):
+    with pytest.raises(CursorExpired):
+        await backend.memory_changes(DESKTOP, NS, cursor=encode_feed_cursor(
+            CursorSeal(bytes(32), PURPOSE, NS), FeedPosition(1, 0)))
 
 
 @pytest.mark.parametrize("limit", [0, -1, 501, True, "10"])
@@ -257,7 +311,7 @@ async def test_a_limit_out_of_bounds_is_invalid_input(backend, limit):
 async def test_a_cursor_from_another_database_ahead_of_this_one_is_expired(backend):
     with pytest.raises(CursorExpired):
         await backend.memory_changes(DESKTOP, NS,
-                                     cursor=encode_feed_cursor(NS, FeedPosition(2**40, 0)))
+                                     cursor=await cursor_at(backend, NS, FeedPosition(2**40, 0)))
 
 
 # --- retention -----------------------------------------------------------------------------------
@@ -289,7 +343,7 @@ async def test_gc_trims_old_changes_and_a_cursor_behind_the_trim_is_expired_not_
     # The other namespace's cursor from the start: its only change went, so expired too.
     with pytest.raises(CursorExpired):
         await backend.memory_changes(DESKTOP, OTHER,
-                                     cursor=encode_feed_cursor(OTHER, FeedPosition(0, 0)))
+                                     cursor=await cursor_at(backend, OTHER, FeedPosition(0, 0)))
 
 
 async def test_gc_keeps_changes_younger_than_the_retention(backend, db_conn):

@@ -30,6 +30,23 @@ def test_a_namespace_written_before_a_larger_one_lists_from_its_own_rows(db_conn
     bulk_insert_memories(db_conn, NEW, 10 * OLD_SIZE)
     db_conn.execute("ANALYZE memories")
     params = {"namespace": OLD, "kind": None, "tag": None, "include_quarantined": False,
-              "after_seq": None, "limit": 20, **extra}
+              "after_seq": None, "limit": 20, "key_prefix": None, **extra}
     plan = explain_as_app(db_dsn, OLD, q(statement), params)   # as the server reads
     assert rows_read(plan) <= OLD_SIZE, json.dumps(plan, indent=1)   # never the other's rows
+
+
+@pytest.mark.parametrize(("statement", "extra"), [
+    ("memories.list_live", {}),
+    ("memories.list_by_status", {"status": None}),            # ALL
+])
+def test_a_listing_by_a_rare_key_prefix_reads_only_the_memories_under_it(db_conn, db_dsn,
+                                                                         statement, extra):
+    # One memory in 1,000 under "rare/", the rest under "coord/".
+    bulk_insert_memories(db_conn, OLD, 10 * OLD_SIZE,
+                         keys=lambda i: f"rare/{i}" if i % 1000 == 0 else f"coord/{i}")
+    db_conn.execute("ANALYZE memories")
+    params = {"namespace": OLD, "kind": None, "tag": None, "include_quarantined": False,
+              "after_seq": None, "limit": 20, "key_prefix": "rare/", **extra}
+    plan = explain_as_app(db_dsn, OLD, q(statement), params)
+    assert plan["Actual Rows"] == 10
+    assert rows_read(plan) <= 10, json.dumps(plan, indent=1)   # the range, never the namespace

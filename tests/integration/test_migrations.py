@@ -1,3 +1,4 @@
+import base64
 import threading
 
 import psycopg
@@ -79,3 +80,25 @@ def test_a_migration_that_rewrites_memories_leaves_them_vacuumed(admin_dsn, tmp_
                 "SELECT relallvisible, relpages FROM pg_class WHERE relname = 'memories'"
             ).fetchone()
         assert pages > 0 and visible == pages
+
+
+def test_the_sealed_cursor_migration_drops_only_bootstrap_marks_holding_an_unsealed_cursor(
+    admin_dsn, tmp_path
+):
+    """An unsealed (f1) cursor now answers CURSOR_EXPIRED, and a mark moves only after a read
+    succeeds: a mark holding one would fail every bootstrap of its token, so 0036 drops it."""
+    legacy = base64.urlsafe_b64encode(b"f1.0123abcd.1234.0").decode().rstrip("=")
+    sealed = "Ag" + "A" * 64
+    with db.migrated_before(admin_dsn, "0036", tmp_path) as dsn:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            ids = [conn.execute(
+                "INSERT INTO api_tokens (surface, kind, token_hash, prefix) VALUES ('web', "
+                "'scoped', %s, 'mh_test') RETURNING id", [bytes([i]) * 32]).fetchone()[0]
+                for i in (1, 2)]
+            for token_id, cursor in zip(ids, (legacy, sealed), strict=True):
+                conn.execute("INSERT INTO bootstrap_marks (token_id, namespace, cursor) "
+                             "VALUES (%s, 'alpha', %s)", [token_id, cursor])
+        assert "0036" in apply_migrations(dsn)
+        with psycopg.connect(dsn) as conn:
+            kept = conn.execute("SELECT cursor FROM bootstrap_marks").fetchall()
+    assert kept == [(sealed,)]

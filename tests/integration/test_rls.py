@@ -99,7 +99,8 @@ def _check_columns(conn, constraint: str, table: str) -> set[str]:
 # Values for columns no generic literal satisfies: a pattern CHECK (a repository name), or a
 # CHECK that needs one of several nullable columns (a claim is a PR or a branch and commit).
 KNOWN_VALUES = {"memory_claims": {"repo": "acme/api", "pr": "1"},
-                "github_repo_grants": {"repo": "acme/api"}}
+                "github_repo_grants": {"repo": "acme/api"},
+                "namespace_quotas": {"max_memories": "10"}}
 
 
 def synthesize_row(conn, table: str, namespace: str) -> None:

@@ -106,7 +106,7 @@ def test_a_listing_by_a_rare_tag_reads_only_the_memories_carrying_it(db_conn, db
     bulk_insert_memories(db_conn, NS, RARE_SIZE, tags=_rare_and_common)
     db_conn.execute("ANALYZE memories")
     params = {"namespace": NS, "kind": None, "tag": "rare", "include_quarantined": False,
-              "after_seq": None, "limit": 20, **extra}
+              "after_seq": None, "limit": 20, "key_prefix": None, **extra}
     plan = explain_as_app(db_dsn, NS, q(statement), params)
     assert plan["Actual Rows"] == RARE_SIZE // 1000
     assert rows_read(plan) <= 10, json.dumps(plan, indent=1)
@@ -125,7 +125,7 @@ def test_the_semantic_leg_under_a_rare_tag_reads_only_the_memories_carrying_it(d
     db_conn.execute("ANALYZE memory_embeddings")
     params = {"namespace": NS, "kinds": None, "tags": ["rare"], "depth": 100,
               "embedding": "[" + ",".join(["0.05"] * 384) + "]", "model": "test-model",
-              "max_distance": 2.0}
+              "question_penalty": 0.1}
     sql = q("search.semantic").replace("%(embedding)s", "%(embedding)s::vector")
     plan = explain_as_app(db_dsn, NS, sql, params, gucs=search_gucs(100))
     assert plan["Actual Rows"] == RARE_SIZE // 1000

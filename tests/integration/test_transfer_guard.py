@@ -11,8 +11,9 @@ import pytest
 
 OLD = "2020-01-02T03:04:05.678901+00:00"
 MEMORY = ("INSERT INTO memories (id, namespace, kind, content, content_hash, author_client,"
-          " status, current_revision, created_at, updated_at, deleted_reason)"
-          " VALUES (%s, 'acme', 'NOTE', 'kept', '\\x01', 'cursor', 'DELETED', 2, %s, %s, 'old')")
+          " status, current_revision, created_at, updated_at, retired_at, deleted_reason)"
+          " VALUES (%s, 'acme', 'NOTE', 'kept', '\\x01', 'cursor', 'DELETED', 2, %s, %s, %s,"
+          " 'old')")
 REVISION = ("INSERT INTO memory_revisions (memory_id, namespace, revision, content,"
             " author_client, is_current, created_at)"
             " VALUES (%s, 'acme', %s, %s, 'cursor', %s, %s)")
@@ -31,7 +32,7 @@ def restore(conn: psycopg.Connection, flag: bool) -> uuid.UUID:
     with conn.transaction():
         if flag:
             conn.execute("SELECT set_config('memhub.restoring', 'on', true)")
-        conn.execute(MEMORY, [mid, OLD, OLD])
+        conn.execute(MEMORY, [mid, OLD, OLD, OLD])
         conn.execute(REVISION, [mid, 1, "first", False, OLD])
         conn.execute(REVISION, [mid, 2, "kept", True, OLD])
     return mid
@@ -40,9 +41,9 @@ def restore(conn: psycopg.Connection, flag: bool) -> uuid.UUID:
 def test_the_owner_restoring_keeps_status_revisions_and_times(db_dsn):
     with connect(db_dsn, "owner") as conn:
         mid = restore(conn, flag=True)
-        row = conn.execute("SELECT status, current_revision, created_at::text = created_at::text,"
+        row = conn.execute("SELECT status, current_revision, retired_at = %s::timestamptz,"
                            " created_at = %s::timestamptz, updated_at = %s::timestamptz"
-                           " FROM memories WHERE id = %s", [OLD, OLD, mid]).fetchone()
+                           " FROM memories WHERE id = %s", [OLD, OLD, OLD, mid]).fetchone()
         times = conn.execute("SELECT bool_and(created_at = %s::timestamptz) FROM"
                              " memory_revisions WHERE memory_id = %s", [OLD, mid]).fetchone()
     assert row == ("DELETED", 2, True, True, True) and times == (True,)
@@ -78,7 +79,7 @@ def test_a_restored_revision_past_its_memory_is_refused(db_dsn):
     with connect(db_dsn, "owner") as conn, pytest.raises(psycopg.errors.CheckViolation):
         with conn.transaction():
             conn.execute("SELECT set_config('memhub.restoring', 'on', true)")
-            conn.execute(MEMORY, [mid, OLD, OLD])
+            conn.execute(MEMORY, [mid, OLD, OLD, OLD])
             conn.execute(REVISION, [mid, 1, "first", False, OLD])
             conn.execute(REVISION, [mid, 2, "kept", True, OLD])
             conn.execute(REVISION, [mid, 3, "later", False, OLD])

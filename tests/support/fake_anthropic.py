@@ -1,10 +1,10 @@
 """A loopback stand-in for the Anthropic Messages API (POST /v1/messages), for the curator
-tests: a real HTTP server on 127.0.0.1 answering with the documented shapes
+and intent-gate tier 2 tests: a real HTTP server on 127.0.0.1 answering with the documented shapes
 (docs.anthropic.com: the Message object {id, type "message", role, model, content blocks
 tool_use {id, name, input} / text, stop_reason, stop_sequence, usage}; errors {"type": "error",
 "error": {"type", "message"}} with their status codes, and retry-after on 429 / 529).
-Tests queue answers (`tool_call`, `text_only`, `error`, `raw`, `slow`) and read the requests it
-received (headers and JSON body)."""
+Tests queue answers (`tool_call`, `tool_input`, `text_only`, `error`, `raw`, `slow`, `held`) and
+read the requests it received (headers and JSON body)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+HOLD_MAX = 60.0
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error",
                 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
 
@@ -25,6 +26,7 @@ class Answer:
     body: bytes
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    hold: threading.Event | None = None  # answered once set (or after HOLD_MAX seconds)
 
 
 def message(content: list[dict[str, Any]], stop_reason: str, model: str = "fake") -> dict:
@@ -69,6 +71,17 @@ class FakeAnthropic:
                  "input": {"operations": operations, **(extra or {})}}
         self.raw(200, message([block], stop_reason))
 
+    def tool_input(self, tool_input: Any, *, name: str, stop_reason: str = "tool_use") -> None:
+        """The model calls tool `name` with exactly `tool_input`."""
+        block = {"type": "tool_use", "id": "toolu_01Fake", "name": name, "input": tool_input}
+        self.raw(200, message([block], stop_reason))
+
+    def held(self, tool_input: Any, *, name: str) -> threading.Event:
+        """As tool_input, answered only once the returned event is set."""
+        self.tool_input(tool_input, name=name)
+        self.queue[-1].hold = threading.Event()
+        return self.queue[-1].hold
+
     def text_only(self, text: str, stop_reason: str = "end_turn") -> None:
         self.raw(200, message([{"type": "text", "text": text}], stop_reason))
 
@@ -103,6 +116,8 @@ class FakeAnthropic:
                     answer = Answer(500, json.dumps({"type": "error", "error": {
                         "type": "api_error", "message": "nothing scripted"}}).encode())
                 time.sleep(answer.delay)
+                if answer.hold is not None:
+                    answer.hold.wait(HOLD_MAX)
                 try:
                     self.send_response(answer.status)
                     self.send_header("Content-Type", "application/json")

@@ -69,22 +69,27 @@ def owner_execute(dsn: str, sql: str, params=None):
 
 def bulk_insert_memories(conn: psycopg.Connection, namespace: str, count: int,
                          tags: Callable[[int], list[str]] | None = None,
-                         first: int = 1) -> None:
+                         first: int = 1,
+                         keys: Callable[[int], str | None] | None = None) -> None:
     """`count` ACTIVE memories straight into the table as the owner, each with its revision
     (one transaction: each memory must mirror its revision by COMMIT). For tests about plans
     at a size that writing through the API would make slow. `tags(i)`: the tags of the i-th
-    (1-based; none by default). `first`: the number of the first (its text holds it; a
-    namespace grown by a second call starts where the first stopped)."""
+    (1-based; none by default); `keys(i)` its key (none by default). `first`: the number of
+    the first (its text holds it; a namespace grown by a second call starts where the first
+    stopped)."""
     tag_lists = [tags(i) if tags else [] for i in range(first, first + count)]
+    key_list = [keys(i) if keys else None for i in range(first, first + count)]
     with conn.transaction():
         conn.execute(
             "INSERT INTO memories (namespace, kind, title, content, tags, content_hash,"
-            " author_client) SELECT %(ns)s, (ARRAY['DECISION','FACT','NOTE'])[1 + i %% 3],"
+            " author_client, key) SELECT %(ns)s, (ARRAY['DECISION','FACT','NOTE'])[1 + i %% 3],"
             " 'note ' || i, 'ledger entry ' || i,"
             " ARRAY(SELECT jsonb_array_elements_text(%(tags)s::jsonb -> (i - %(first)s)::int)),"
             " decode(md5(%(ns)s || i), 'hex'),"
-            " 'test' FROM generate_series(%(first)s, %(first)s + %(n)s - 1) AS i",
-            {"ns": namespace, "n": count, "first": first, "tags": json.dumps(tag_lists)})
+            " 'test', %(keys)s::jsonb ->> (i - %(first)s)::int"
+            " FROM generate_series(%(first)s, %(first)s + %(n)s - 1) AS i",
+            {"ns": namespace, "n": count, "first": first, "tags": json.dumps(tag_lists),
+             "keys": json.dumps(key_list)})
         conn.execute(
             "INSERT INTO memory_revisions (memory_id, namespace, revision, title, content, tags,"
             " author_client) SELECT id, namespace, 1, title, content, tags, author_client"

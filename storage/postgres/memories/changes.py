@@ -1,7 +1,8 @@
 """`ChangeFeedStore`: the change feed on PostgreSQL (a mixin over `PgCore`).
 
 The rows are written by triggers (migration 0028); this side reads them from a position, only
-below the reading snapshot's xmin, and says where to read next (docs/change-feed.md)."""
+below the reading snapshot's xmin, and says where to read next in a sealed cursor
+(docs/change-feed.md)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 from ....errors import CursorExpired
 from ...changes import (
     DEFAULT_LIMIT,
+    PURPOSE,
     START,
     FeedPosition,
     check_feed_limit,
@@ -18,16 +20,15 @@ from ...changes import (
 )
 from ...memory_dicts import iso
 from ...principal import Principal, check_namespace
-from ..core import PgCore
 from ..rows import Conn, many, one_row
+from ..server_secrets import ServerSecrets
 
 
 def change_dict(row: dict[str, Any]) -> dict[str, Any]:
-    change = {
-        "change_id": row["id"], "what": row["what"], "target_type": row["target_type"],
-        "target_id": str(row["target_id"]), "revision": row["revision"],
-        "surface": row["surface"], "at": iso(row["at"]),
-    }
+    change = {"change_id": row["id"], "what": row["what"], "target_type": row["target_type"]}
+    if row["target_id"] is not None:  # none for "purged": a purge leaves no id behind
+        change["target_id"] = str(row["target_id"])
+    change.update(revision=row["revision"], surface=row["surface"], at=iso(row["at"]))
     if row["replacement_id"] is not None:
         change["replacement_id"] = str(row["replacement_id"])
     return change
@@ -44,16 +45,16 @@ def _check_not_expired(namespace: str, after: FeedPosition, first: dict[str, Any
         raise CursorExpired("changes after this cursor are no longer kept", namespace=namespace)
 
 
-class ChangeFeedStore(PgCore):
+class ChangeFeedStore(ServerSecrets):
     """Implements `ChangeFeedBackend`."""
-
 
     async def memory_changes(self, principal: Principal, namespace: str, *,
                              cursor: str | None = None,
                              limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
         check_namespace(principal, namespace, write=False)
         limit = check_feed_limit(limit)
-        given = decode_feed_cursor(namespace, cursor)
+        seal = await self.cursor_seal(PURPOSE, namespace)
+        given = decode_feed_cursor(seal, cursor)
         after = given or START
 
         async def read(conn: Conn) -> list[dict[str, Any]]:
@@ -75,7 +76,7 @@ class ChangeFeedStore(PgCore):
             # Everything below the horizon has been read, and nothing can appear there later.
             position = max(after, FeedPosition(int(first["horizon"]), 0))
         return {"changes": [change_dict(row) for row in page],
-                "next_cursor": encode_feed_cursor(namespace, position), "has_more": has_more}
+                "next_cursor": encode_feed_cursor(seal, position), "has_more": has_more}
 
     async def change_feed_head(self, principal: Principal, namespace: str) -> str:
         check_namespace(principal, namespace, write=False)
@@ -84,4 +85,5 @@ class ChangeFeedStore(PgCore):
             return await one_row(conn, "changes.head", {})
 
         row = await self._run(namespace, read, retry_safe=True)
-        return encode_feed_cursor(namespace, FeedPosition(int(row["horizon"]), 0))
+        return encode_feed_cursor(await self.cursor_seal(PURPOSE, namespace),
+                                  FeedPosition(int(row["horizon"]), 0))

@@ -15,8 +15,8 @@ from ...cursors import decode_cursor, encode_cursor
 from ...memory_dicts import effective_status, iso, memory_dict
 from ...principal import Principal, check_namespace
 from ...sanitize import wrap_untrusted
-from ..core import PgCore
 from ..rows import Conn, many, one
+from ..server_secrets import ServerSecrets
 from .trust import observation_counts
 
 
@@ -29,7 +29,7 @@ async def purged_details(conn: Conn, params: dict[str, Any]) -> dict[str, Any]:
     return {"purged_at": iso(row["purged_at"])} if row else {}
 
 
-class MemoryReads(PgCore):
+class MemoryReads(ServerSecrets):
     """Implements the read half of `MemoryBackend`."""
 
     async def get_memory(
@@ -67,17 +67,20 @@ class MemoryReads(PgCore):
         limit: int = 50,
         cursor: str | None = None,
         include_quarantined: bool = False,
+        key_prefix: str | None = None,
     ) -> dict[str, Any]:
         check_namespace(principal, namespace, write=False)
         wanted = mi.check_list_status(status)
+        seal = await self.cursor_seal("memories", namespace)
         params = {
             "namespace": namespace,
             "kind": mi.check_kind(kind) if kind is not None else None,
             "tag": mi.check_tags([tag])[0] if tag is not None else None,
             "status": wanted,
             "limit": mi.check_limit(limit),
-            "after_seq": decode_cursor(cursor),
+            "after_seq": decode_cursor(seal, cursor),
             "include_quarantined": bool(include_quarantined),
+            "key_prefix": mi.check_key_prefix(key_prefix),
         }
         name = "memories.list_live" if wanted == "ACTIVE" else "memories.list_by_status"
 
@@ -86,7 +89,7 @@ class MemoryReads(PgCore):
             more = len(rows) == params["limit"]
             return {
                 "memories": [memory_dict(r) for r in rows],
-                "next_cursor": encode_cursor(rows[-1]["seq"]) if more else None,
+                "next_cursor": encode_cursor(seal, rows[-1]["seq"]) if more else None,
             }
 
         return await self._run(namespace, read, retry_safe=True)
@@ -110,6 +113,9 @@ class MemoryReads(PgCore):
                 "memory": {**memory_dict(row), "observations": counts},
                 "status": effective_status(row),
                 "superseded_by": str(row["superseded_by"]) if row["superseded_by"] else None,
+                # When it was superseded or forgotten (migration 0045): an as_of before it
+                # finds the memory current.
+                **({"retired_at": iso(row["retired_at"])} if row.get("retired_at") else {}),
                 "supersedes": [str(r["id"]) for r in supersedes],
                 "revisions": [
                     {

@@ -12,7 +12,7 @@ from psycopg.types.json import Jsonb
 from ....config import SURFACES
 from ....errors import Conflict, InvalidInput, NotFound
 from ...admin import Actor
-from ...principal import NAMESPACE_RE, check_tool_profile
+from ...principal import NAMESPACE_RE, TOKEN_LIMIT_BOUNDS, check_tool_profile
 from ..core import ALL_NAMESPACES, PgCore
 from ..queries import q
 from ..rows import Conn, row_of
@@ -74,6 +74,8 @@ def public_token(row: dict[str, Any]) -> dict[str, Any]:
         "created_at": row["created_at"].isoformat(),
         "revoked_at": row["revoked_at"].isoformat() if row["revoked_at"] else None,
         "replaces": row["replaces"],
+        # The token's own limits; None: the server's default (MEMHUB_TOKEN_*).
+        "limits": {name: row[name] for name in TOKEN_LIMIT_BOUNDS},
     }
     out["active"] = out["revoked_at"] is None
     return out
@@ -156,6 +158,7 @@ class AdminStore(PgCore):
                     "label": label,
                     "replaces": None,
                     "tool_profile": tool_profile,
+                    **dict.fromkeys(TOKEN_LIMIT_BOUNDS),
                 },
             )
             row = public_token(await row_of(cur))
@@ -197,6 +200,7 @@ class AdminStore(PgCore):
                     "label": None,
                     "replaces": old["id"] if old else None,
                     "tool_profile": "full",
+                    **{name: old[name] if old else None for name in TOKEN_LIMIT_BOUNDS},
                 },
             )
             row = public_token(await row_of(cur))

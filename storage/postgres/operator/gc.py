@@ -62,8 +62,12 @@ class GcStore(PgCore):
                     "dry_run": dry_run, "batch": policy.batch,
                     "delivery_keep": GITHUB_DELIVERY_KEEP_SECONDS,
                     "nonce_keep": GATE_NONCE_KEEP_SECONDS}))["report"]
-                report["removed"].update(spent["removed"])
-                report["more"] = report["more"] or spent["more"]
+                activity = (await one_row(conn, "gc.activity", {
+                    "dry_run": dry_run, "batch": policy.batch,
+                    "retention_days": policy.activity_retention_days}))["report"]
+                for part in (spent, activity):
+                    report["removed"].update(part["removed"])
+                    report["more"] = report["more"] or part["more"]
             return report
 
         # A replay after a lost connection removes what is still there: the same end state.

@@ -66,6 +66,15 @@ from .restore_rows import insert_row, memory_rows
 from .transfer import memory_records
 
 BATCH = 500
+
+
+def same_memory(held: dict[str, Any], record: dict[str, Any]) -> bool:
+    """Whether a memory already in the namespace (its export record) is the file's record: a
+    file written before retired_at (0045) says nothing of it."""
+    if "retired_at" not in record:
+        held = {k: v for k, v in held.items() if k != "retired_at"}
+    return held == record
+
 # Flushed in this order: a session before its events, everything before nothing else. The
 # profile is written as it is read (one record, first).
 KINDS = ("profile", "memory", "handoff", "session", "session_event", "artifact")
@@ -226,7 +235,7 @@ class _Restore:
             held = existing.get(key)
             if held is None:
                 new.append(record)
-            elif held == record:
+            elif same_memory(held, record) if kind == "memory" else held == record:
                 self.unchanged[kind] += 1
             else:
                 differ = sorted(k for k in record if held.get(k) != record[k])

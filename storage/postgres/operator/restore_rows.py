@@ -11,11 +11,21 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from ... import memory_input as mi
+from ...transfer_records import RETIRED
 from .transfer import as_uuid
 
 
 def _time(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value is not None else None
+
+
+def retired_at_of(record: dict[str, Any]) -> str | None:
+    """When a checked memory record was retired: the file's time, or, for a file written
+    before retired_at (0045), its updated_at (not earlier than the retirement; the backfill of
+    0045 without a better record)."""
+    if "retired_at" in record:
+        return record["retired_at"]
+    return record["updated_at"] if record["status"] in RETIRED else None
 
 
 def memory_rows(r: dict[str, Any], namespace: str) -> tuple[
@@ -35,6 +45,7 @@ def memory_rows(r: dict[str, Any], namespace: str) -> tuple[
         "content_hash": mi.content_hash(last["content"]), "author_client": r["author_client"],
         "quarantined": r["quarantined"], "deleted_reason": r["deleted_reason"],
         "created_at": _time(r["created_at"]), "updated_at": _time(r["updated_at"]),
+        "retired_at": _time(retired_at_of(r)),
         "expires_at": _time(r["expires_at"]), "lineage": r["lineage"],
         "origin": r["origin"], "model": r["model"], "client_info": r["client_info"],
         "derived_from": Jsonb(r["derived_from"]),

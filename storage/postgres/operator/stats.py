@@ -12,6 +12,15 @@ from ..rows import Conn, many, row_of
 from .gc import last_run_in, run_summary
 
 
+def quota_use(row: dict[str, Any]) -> dict[str, int]:
+    """A namespace's quota and use as `stats` shows it: a limit it does not have is left out."""
+    out = {"memories": row["used_memories"], "bytes": row["used_bytes"]}
+    for limit in ("max_memories", "max_bytes"):
+        if row[limit] is not None:
+            out[limit] = row[limit]
+    return out
+
+
 class StatsStore(PgCore):
     """Implements `CoreBackend.stats`."""
 
@@ -34,10 +43,13 @@ class StatsStore(PgCore):
                 counts.setdefault(row["namespace"], {})[row["status"]] = row["n"]
             queue = await row_of(queued)
             due = [row["namespace"] for row in await due_in(conn, principal.namespaces)]
-            observed = await many(conn, "trust.observation_totals",
-                                  {"namespaces": None if principal.namespaces is None
-                                   else list(principal.namespaces)})
+            scoped = {"namespaces": None if principal.namespaces is None
+                      else list(principal.namespaces)}
+            observed = await many(conn, "trust.observation_totals", scoped)
+            quotas = {r["namespace"]: quota_use(r)
+                      for r in await many(conn, "stats.quotas", scoped)}
             return {"namespaces": counts, "embedding_queue": dict(queue),
+                    **({"quotas": quotas} if quotas else {}),
                     "observations": {r["namespace"]: {"total": r["total"], "open": r["open"]}
                                      for r in observed},
                     "lexicon": {"due": due},

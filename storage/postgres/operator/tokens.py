@@ -14,7 +14,7 @@ import psycopg
 from psycopg_pool import PoolTimeout
 
 from ....config import SURFACES
-from ...principal import Principal
+from ...principal import Principal, TokenLimits
 from ..core import PgCore, retry_once_if_disconnected
 from ..errors import translate
 from ..queries import q
@@ -71,6 +71,7 @@ class TokenStore(PgCore):
             read_only=row["read_only"],
             prefix=row["prefix"],
             tool_profile=row["tool_profile"],
+            limits=TokenLimits(row["max_in_flight"], row["rate_per_minute"], row["rate_burst"]),
         )
 
     async def seed_surface_tokens(self, web_token: str | None) -> dict[str, str]:

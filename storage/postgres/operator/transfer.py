@@ -59,8 +59,8 @@ COLUMNS: dict[str, dict[str, str]] = {
     "memories": {
         **dict.fromkeys(("id", "kind", "key", "metadata", "status", "superseded_by",
                          "current_revision", "author_client", "quarantined", "deleted_reason",
-                         "created_at", "updated_at", "expires_at", "lineage", "origin",
-                         "model", "client_info", "derived_from"), IN_FILE),
+                         "created_at", "updated_at", "retired_at", "expires_at", "lineage",
+                         "origin", "model", "client_info", "derived_from"), IN_FILE),
         "seq": ORDER, "namespace": NAMESPACE,
         "title": "the current revision's (revisions[-1])",
         "content": "the current revision's (revisions[-1])",
@@ -136,11 +136,15 @@ LEFT_OUT: dict[str, str] = {
     "gate_skills": "not in format version 1: define the skills again with skill_define after "
                    "an import (docs/intent-gate.md)",
     "gate_intents": "a log of what agents set out to do here, not project knowledge",
+    "tool_events": "the activity log of this server's tokens (token_id), not project "
+                   "knowledge; kept 14 days by default",
     "gate_nonces": "spent confirmations of this database's tokens: meaningless elsewhere",
     "claim_verdicts": "checks made from this database; coord_reconcile checks again after an "
                       "import",
     "github_repo_grants": "the operator's decision on this server (memhub-admin github allow), "
                           "never a tenant's: grant the repositories again on the new server",
+    "namespace_quotas": "the operator's decision on this server (memhub-admin quota set), "
+                        "never a tenant's: set the quota again on the new server",
 }
 
 

@@ -107,7 +107,7 @@ class ContextStore(SearchStore):
                                                                    embedding)
         # Off the event loop: counting each candidate's tokens and packing take tens of
         # milliseconds for a few hundred candidates, which other requests should not wait on.
-        packed = await asyncio.to_thread(_pack_scored, scored, vectors, budget_tokens, quota)
+        packed = await asyncio.to_thread(pack_scored, scored, vectors, budget_tokens, quota)
         return {
             "memories": [c.item for c in packed.chosen],
             "tokens_used": packed.tokens_used,
@@ -118,7 +118,7 @@ class ContextStore(SearchStore):
         }
 
 
-def _pack_scored(scored: list[tuple[dict[str, Any], float]], vectors: dict[Any, Any],
+def pack_scored(scored: list[tuple[dict[str, Any], float]], vectors: dict[Any, Any],
                  budget_tokens: int, quota: dict[str, float] | None = None) -> Packed:
     candidates = [
         Candidate(key=str(row["id"]), kind=row["kind"], item=context_item(row),
@@ -142,6 +142,8 @@ def context_item(row: dict[str, Any]) -> dict[str, Any]:
             "text": wrap_untrusted(text)}
     if row.get("needs_reverification"):
         item["needs_reverification"] = True  # only when due: every item's tokens count
+    if row.get("current_now") is False:
+        item["current_now"] = False  # read as of a past time, and changed since
     return item
 
 

@@ -5,7 +5,10 @@ Phrasings and questions; docs/retrieval.md)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+from ...retrieval_guard import judge
 
 # With phrasings, the question's own vector counts this many times in the one the semantic leg
 # searches with (centroid): the caller's words lead, the phrasings widen.
@@ -53,3 +56,13 @@ def public_why(why: dict[str, Any]) -> dict[str, Any]:
     """What a result says of why it is there: its place in each leg, its distance to the
     question and the share of the question's words it holds (not the guard's inputs)."""
     return {k: why.get(k) for k in ("lexical_rank", "semantic_rank", "distance", "coverage")}
+
+
+def judged(results: list[dict[str, Any]], texts: int,
+           as_dict: Callable[[Any], dict[str, Any]]) -> list[dict[str, Any]]:
+    """Ranked results as search answers them, each with the retrieval guard's verdict (`match`)
+    over the whole list; `as_dict` shapes a row (the present's memory, or one as it was)."""
+    verdicts = judge([r["why"] for r in results], texts=texts)
+    return [{"memory": as_dict(r["row"]), "score": round(r["score"], 6),
+             "why": public_why(r["why"]), "match": verdict}
+            for r, verdict in zip(results, verdicts, strict=True)]

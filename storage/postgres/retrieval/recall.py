@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...principal import Principal
-from ...retrieval_guard import rejected_reasons
+from ...retrieval_guard import admitted
 from .search import SearchStore
 
 
@@ -32,14 +32,5 @@ class RecallStore(SearchStore):
         """The admitted results among memory_search's best `limit` (1-100), best first, each
         `strong` or `weak` (storage/retrieval_guard.py): {"results", "answered", "rejected",
         "reasons", "degraded"}. Raises INVALID_INPUT (bounds as memory_search), FORBIDDEN."""
-        found = await self.search(principal, namespace, query, limit=limit, kinds=kinds,
-                                  mode="hybrid", also=also)
-        verdicts = [r["match"] for r in found["results"]]
-        admitted = [r for r in found["results"] if r["match"]["admitted"]]
-        return {
-            "results": admitted,
-            "answered": bool(admitted),
-            "rejected": len(found["results"]) - len(admitted),
-            "reasons": rejected_reasons(verdicts),
-            "degraded": found["degraded"],
-        }
+        return admitted(await self.search(principal, namespace, query, limit=limit,
+                                          kinds=kinds, mode="hybrid", also=also))

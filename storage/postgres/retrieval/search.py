@@ -25,7 +25,7 @@ from ....errors import Unavailable
 from ...fusion import rrf
 from ...memory_dicts import memory_dict
 from ...principal import Principal, check_namespace
-from ...retrieval_guard import QUESTION_PENALTY, judge
+from ...retrieval_guard import QUESTION_PENALTY
 from ...search import (
     MAX_LIMIT,
     Ask,
@@ -39,7 +39,7 @@ from ..core import PgCore
 from ..queries import q
 from ..rows import Conn
 from .lexical_leg import lexical_leg
-from .ranking import best_of, centroid, public_why
+from .ranking import best_of, centroid, judged
 from .search_legs import LexicalLeg, abandon, holding
 
 T = TypeVar("T")
@@ -117,13 +117,8 @@ class SearchStore(PgCore):
                     degraded)
 
         results, degraded = await self._read_beside(namespace, read, lexical, embedding)
-        verdicts = judge([r["why"] for r in results], texts=len(ask.texts))
         return {
-            "results": [
-                {"memory": memory_dict(r["row"]), "score": round(r["score"], 6),
-                 "why": public_why(r["why"]), "match": verdict}
-                for r, verdict in zip(results, verdicts, strict=True)
-            ],
+            "results": judged(results, len(ask.texts), memory_dict),
             "mode": mode,
             "degraded": degraded,
         }

@@ -3,7 +3,7 @@
 
 -- name: list_tokens
 SELECT id, surface, kind, prefix, namespaces, read_only, label, created_at, revoked_at, replaces,
-       tool_profile
+       tool_profile, max_in_flight, rate_per_minute, rate_burst
   FROM api_tokens
  WHERE kind <> 'oauth'  -- OAuth access tokens are listed by their grant (oauth.list_grants)
  ORDER BY revoked_at IS NOT NULL, kind, surface, id DESC
@@ -11,12 +11,13 @@ SELECT id, surface, kind, prefix, namespaces, read_only, label, created_at, revo
 
 -- name: get_token
 SELECT id, surface, kind, prefix, namespaces, read_only, label, created_at, revoked_at, replaces,
-       tool_profile
+       tool_profile, max_in_flight, rate_per_minute, rate_burst
   FROM api_tokens
  WHERE id = %(id)s;
 
 -- name: active_surface_token_for_update
-SELECT id, prefix
+-- Its limits pass to its successor.
+SELECT id, prefix, max_in_flight, rate_per_minute, rate_burst
   FROM api_tokens
  WHERE surface = %(surface)s AND kind = 'surface' AND revoked_at IS NULL
    FOR UPDATE;
@@ -29,11 +30,12 @@ RETURNING id, surface, kind, prefix, revoked_at;
 
 -- name: insert_token
 INSERT INTO api_tokens (surface, kind, token_hash, prefix, namespaces, read_only, label, replaces,
-                        tool_profile)
+                        tool_profile, max_in_flight, rate_per_minute, rate_burst)
 VALUES (%(surface)s, %(kind)s, %(token_hash)s, %(prefix)s, %(namespaces)s, %(read_only)s,
-        %(label)s, %(replaces)s, %(tool_profile)s)
+        %(label)s, %(replaces)s, %(tool_profile)s, %(max_in_flight)s, %(rate_per_minute)s,
+        %(rate_burst)s)
 RETURNING id, surface, kind, prefix, namespaces, read_only, label, created_at, revoked_at, replaces,
-          tool_profile;
+          tool_profile, max_in_flight, rate_per_minute, rate_burst;
 
 -- name: insert_audit
 INSERT INTO admin_audit (actor, action, source, token_id, token_prefix, detail)

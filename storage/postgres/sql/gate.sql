@@ -2,7 +2,8 @@
 -- names the namespace; row-level security confines it too.
 
 -- name: gate_profile
-SELECT COALESCE(profile ->> 'intent_gate', 'off') AS intent_gate, version
+SELECT COALESCE(profile ->> 'intent_gate', 'off') AS intent_gate,
+       COALESCE(profile ->> 'tier2', 'off') AS tier2, version
   FROM namespace_profiles
  WHERE namespace = %(namespace)s;
 
@@ -126,3 +127,19 @@ SELECT m.id, m.kind, m.title, m.status, m.updated_at,
         OR m.superseded_by = ANY(%(ids)s::uuid[]))
  ORDER BY m.updated_at DESC
  LIMIT 50;
+
+-- name: review_memories
+-- What tier 2's model reads beside the change: the memories it would retire, then the ACTIVE
+-- memories that name one in derived_from (they would go stale). A quarantined memory's text
+-- is never shown to a model.
+SELECT m.id, m.kind, m.title, m.status,
+       CASE WHEN m.quarantined THEN NULL ELSE m.content END AS content,
+       CASE WHEN m.id = ANY(%(ids)s::uuid[]) THEN 'retired' ELSE 'dependent' END AS role
+  FROM memories m
+ WHERE m.namespace = %(namespace)s
+   AND (m.id = ANY(%(ids)s::uuid[])
+        OR (m.status = 'ACTIVE' AND NOT m.quarantined AND EXISTS (
+            SELECT 1 FROM jsonb_array_elements(m.derived_from) d
+             WHERE d ->> 'type' = 'memory' AND d ->> 'id' = ANY(%(ids)s::text[]))))
+ ORDER BY m.id = ANY(%(ids)s::uuid[]) DESC, m.updated_at DESC
+ LIMIT %(limit)s;

@@ -21,3 +21,8 @@ SELECT finished_at, trigger, removed, more
   FROM gc_runs
  ORDER BY finished_at DESC, id DESC
  LIMIT 1;
+
+-- name: activity
+-- Right after `run`, in its transaction (migration 0047).
+SELECT memhub_gc_activity(%(dry_run)s, %(batch)s,
+                          make_interval(days => %(retention_days)s::int)) AS report;

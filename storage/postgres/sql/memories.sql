@@ -138,12 +138,16 @@ RETURNING *;
 
 -- name: list_live
 -- Stage 0: the ACTIVE listing reads live_memories, the one place that says what is live.
+-- `key_prefix`: starts_with, planned with its value, is a range of memories_key_prefix
+-- (migration 0048). Not LIKE: it is not leakproof, so under row-level security it could never
+-- be an index condition, and its wildcards would need escaping.
 SELECT * FROM live_memories
  WHERE namespace = %(namespace)s
    AND (%(kind)s::text IS NULL OR kind = %(kind)s)
    AND (%(tag)s::text IS NULL
         OR tag_ns_tsv @@ memhub_tag_gate(%(namespace)s, ARRAY[%(tag)s::text]))
    AND (%(include_quarantined)s OR NOT quarantined)
+   AND (%(key_prefix)s::text IS NULL OR starts_with(key, %(key_prefix)s))
    AND (%(after_seq)s::bigint IS NULL OR seq < %(after_seq)s)
  ORDER BY seq DESC
  LIMIT %(limit)s;
@@ -164,6 +168,7 @@ SELECT *, (status = 'ACTIVE' AND expires_at <= now()) IS TRUE AS past_expiry,
    AND (%(tag)s::text IS NULL
         OR tag_ns_tsv @@ memhub_tag_gate(%(namespace)s, ARRAY[%(tag)s::text]))
    AND (%(include_quarantined)s OR NOT quarantined)
+   AND (%(key_prefix)s::text IS NULL OR starts_with(key, %(key_prefix)s))
    AND (%(after_seq)s::bigint IS NULL OR seq < %(after_seq)s)
  ORDER BY seq DESC
  LIMIT %(limit)s;

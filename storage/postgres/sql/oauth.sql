@@ -12,9 +12,31 @@ DELETE FROM oauth_clients c
 -- name: count_clients
 SELECT count(*)::int AS n FROM oauth_clients;
 
+-- name: lock_source
+-- Registrations from one source are counted and inserted one at a time (until COMMIT), so a
+-- burst of concurrent ones cannot all pass the count below.
+SELECT pg_advisory_xact_lock(hashtextextended('memhub.oauth.register ' || %(source)s, 0));
+
+-- name: source_counts
+-- What one source has registered: in the last hour (and when the oldest of those leaves the
+-- hour), and still without a consent (and when the oldest of those is pruned, after a day).
+WITH mine AS (
+    SELECT c.created_at,
+           c.created_at > now() - interval '1 hour' AS this_hour,
+           NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.client_id) AS pending
+      FROM oauth_clients c
+     WHERE c.registered_from = %(source)s)
+SELECT count(*) FILTER (WHERE this_hour)::int AS this_hour,
+       extract(epoch FROM min(created_at) FILTER (WHERE this_hour)
+                          + interval '1 hour' - now())::float8 AS hour_frees_in,
+       count(*) FILTER (WHERE pending)::int AS pending,
+       extract(epoch FROM min(created_at) FILTER (WHERE pending)
+                          + interval '1 day' - now())::float8 AS pending_frees_in
+  FROM mine;
+
 -- name: insert_client
-INSERT INTO oauth_clients (client_id, client_secret, client_name, info)
-VALUES (%(client_id)s, %(client_secret)s, %(client_name)s, %(info)s);
+INSERT INTO oauth_clients (client_id, client_secret, client_name, info, registered_from)
+VALUES (%(client_id)s, %(client_secret)s, %(client_name)s, %(info)s, %(source)s);
 
 -- name: get_client
 SELECT client_id, client_secret, client_name, info FROM oauth_clients
@@ -67,8 +89,8 @@ VALUES (%(token_hash)s, %(grant_id)s, now() + make_interval(secs => %(ttl_second
 
 -- name: get_refresh_token
 SELECT r.grant_id, extract(epoch FROM r.expires_at)::float8 AS expires_at,
-       r.used_at IS NOT NULL AS used, g.client_id, g.resource, g.scopes,
-       g.revoked_at IS NOT NULL AS revoked
+       r.used_at IS NOT NULL AS used, extract(epoch FROM clock_timestamp() - r.used_at)::float8 AS used_ago,
+       g.client_id, g.resource, g.scopes, g.revoked_at IS NOT NULL AS revoked
   FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id
  WHERE r.token_hash = %(token_hash)s;
 
@@ -77,6 +99,25 @@ SELECT r.grant_id, extract(epoch FROM r.expires_at)::float8 AS expires_at,
 UPDATE oauth_refresh_tokens SET used_at = now()
  WHERE token_hash = %(token_hash)s AND used_at IS NULL AND expires_at > now()
 RETURNING grant_id;
+
+-- name: refresh_replay
+-- A spent refresh token presented again within the grace period: the pair its use issued
+-- (found by the digests of the tokens derived from it), while that pair is still the grant's
+-- newest (its refresh token unused) and nothing of it is revoked or expired.
+SELECT g.id AS grant_id, g.client_id, g.scopes, t.id AS token_id, t.prefix,
+       greatest(1, floor(extract(epoch FROM t.expires_at - now())))::int AS expires_in
+  FROM oauth_refresh_tokens r
+  JOIN oauth_grants g ON g.id = r.grant_id AND g.revoked_at IS NULL
+  JOIN oauth_refresh_tokens n ON n.token_hash = %(next_refresh_hash)s
+                             AND n.grant_id = r.grant_id
+                             AND n.used_at IS NULL AND n.expires_at > now()
+  JOIN api_tokens t ON t.token_hash = %(next_access_hash)s
+                   AND t.oauth_grant_id = r.grant_id
+                   AND t.revoked_at IS NULL AND t.expires_at > now()
+ WHERE r.token_hash = %(token_hash)s
+   -- clock_timestamp(), not now(): this transaction may have begun before the winner's
+   -- used_at (its start), and a grace period of 0 must answer no retry at all.
+   AND r.used_at > clock_timestamp() - make_interval(secs => %(grace_seconds)s);
 
 -- name: get_access_token
 SELECT t.id, t.prefix, extract(epoch FROM t.expires_at)::float8 AS expires_at,

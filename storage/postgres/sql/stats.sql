@@ -29,3 +29,10 @@ SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending,
        count(*) FILTER (WHERE status = 'dead')::int AS dead
   FROM embedding_jobs
  WHERE namespace = ANY (%(namespaces)s::text[]);
+
+-- name: quotas
+-- The quotas of the namespaces in scope (migration 0042), with their use as the counters keep it.
+SELECT namespace, max_memories, max_bytes, used_memories, used_bytes
+  FROM namespace_quotas
+ WHERE %(namespaces)s::text[] IS NULL OR namespace = ANY (%(namespaces)s::text[])
+ ORDER BY namespace;

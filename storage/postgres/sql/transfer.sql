@@ -110,14 +110,14 @@ SELECT memhub_restoring('memories'::regclass)
 -- name: insert_memory
 INSERT INTO memories (id, namespace, kind, title, content, tags, questions, key, metadata,
                       status, superseded_by, current_revision, content_hash, author_client,
-                      quarantined, deleted_reason, created_at, updated_at, expires_at, lineage,
-                      origin, model, client_info, derived_from)
+                      quarantined, deleted_reason, created_at, updated_at, retired_at,
+                      expires_at, lineage, origin, model, client_info, derived_from)
 VALUES (%(id)s, %(namespace)s, %(kind)s, %(title)s, %(content)s, %(tags)s, %(questions)s,
         %(key)s,
         %(metadata)s, %(status)s, %(superseded_by)s, %(current_revision)s, %(content_hash)s,
         %(author_client)s, %(quarantined)s, %(deleted_reason)s, %(created_at)s,
-        %(updated_at)s, %(expires_at)s, %(lineage)s, %(origin)s, %(model)s, %(client_info)s,
-        %(derived_from)s);
+        %(updated_at)s, %(retired_at)s, %(expires_at)s, %(lineage)s, %(origin)s, %(model)s,
+        %(client_info)s, %(derived_from)s);
 
 -- name: insert_revision
 INSERT INTO memory_revisions (memory_id, namespace, revision, title, content, tags,

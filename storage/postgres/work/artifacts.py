@@ -28,9 +28,10 @@ from ...work_input import (
     bounded_limit,
     text_field,
 )
-from ..core import ALL_NAMESPACES, PgCore
+from ..core import ALL_NAMESPACES
 from ..queries import q
 from ..rows import Conn, many, one
+from ..server_secrets import ServerSecrets
 
 MEDIA_TYPE_RE = re.compile(
     r"^[a-z0-9][a-z0-9!#$&^_.+-]{0,63}/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}"
@@ -63,7 +64,7 @@ def check_media_type(value: Any) -> str:
     return value.strip().lower()
 
 
-class ArtifactStore(PgCore):
+class ArtifactStore(ServerSecrets):
     async def artifact_put(
         self, principal: Principal, namespace: str, *, name: str,
         content: bytes | ArtifactBytes, media_type: str,
@@ -161,12 +162,13 @@ class ArtifactStore(PgCore):
     ) -> dict[str, Any]:
         check_namespace(principal, namespace, write=False)
         limit = bounded_limit(limit, LIST_LIMIT_MAX)
-        before = decode_cursor(cursor)
+        seal = await self.cursor_seal("artifacts", namespace)
+        before = decode_cursor(seal, cursor)
 
         async def read(conn: Conn) -> dict[str, Any]:
             rows = await many(conn, "artifacts.list", {"namespace": namespace,
                                                        "before_seq": before, "limit": limit + 1})
-            items, next_cursor = keyset_page(rows, limit, artifact_dict)
+            items, next_cursor = keyset_page(rows, limit, artifact_dict, seal)
             return {"artifacts": items, "next_cursor": next_cursor}
 
         return await self._run(namespace, read, retry_safe=True)

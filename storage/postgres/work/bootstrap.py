@@ -6,15 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 from ...bootstrap import HANDOFFS_SHOWN_MAX, OVERVIEW_RECENT_MAX
-from ...changes import FeedPosition, encode_feed_cursor
+from ...changes import PURPOSE, FeedPosition, encode_feed_cursor
 from ...memory_dicts import iso
 from ...principal import Principal, check_namespace
 from ...sanitize import wrap_untrusted
 from ...search import check_int
-from ..core import PgCore
 from ..memories.changes import change_dict
 from ..queries import q
 from ..rows import Conn, many, one, one_row
+from ..server_secrets import ServerSecrets
 
 PREVIEW_CHARS = 300  # of a handoff's body: enough to decide whether to load it
 
@@ -30,7 +30,7 @@ def handoff_preview(row: dict[str, Any]) -> dict[str, Any]:
             "created_at": iso(row["created_at"])}
 
 
-class BootstrapStore(PgCore):
+class BootstrapStore(ServerSecrets):
     async def database_identity(self, principal: Principal, namespace: str) -> dict[str, Any]:
         check_namespace(principal, namespace, write=False)
 
@@ -75,6 +75,7 @@ class BootstrapStore(PgCore):
                                  recent: int = 10) -> dict[str, Any]:
         check_namespace(principal, namespace, write=False)
         recent = check_int(recent, "recent", 0, OVERVIEW_RECENT_MAX)
+        seal = await self.cursor_seal(PURPOSE, namespace)
 
         async def read(conn: Conn) -> dict[str, Any]:
             horizon = (await one_row(conn, "changes.head", {}))["horizon"]
@@ -83,7 +84,7 @@ class BootstrapStore(PgCore):
             newest = await many(conn, "bootstrap.overview_newest_changes",
                                 {**below, "limit": recent})
             kinds = await many(conn, "bootstrap.overview_memories", {"namespace": namespace})
-            return {"cursor": encode_feed_cursor(namespace, FeedPosition(int(horizon), 0)),
+            return {"cursor": encode_feed_cursor(seal, FeedPosition(int(horizon), 0)),
                     "counts": {r["what"]: r["n"] for r in counts},
                     "recent": [change_dict(r) for r in reversed(newest)],
                     "active_memories": {r["kind"]: r["n"] for r in kinds}}

@@ -98,6 +98,7 @@ class GateStore(RecallStore, RetireGate, IdempotentWrites):
                     "namespace": namespace, "limit": SKILLS_MAX, "bytes": TRIGGERS_BYTES_MAX})
                 return GateEntry(
                     gate_on=bool(profile and profile["intent_gate"] == "on"),
+                    tier2=bool(profile and profile["tier2"] == "on"),
                     profile_version=profile["version"] if profile else 0,
                     skills=tuple(_skill(s) for s in skills))
             return await self._run(namespace, read, retry_safe=True)

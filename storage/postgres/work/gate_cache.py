@@ -40,6 +40,7 @@ class GateEntry:
     gate_on: bool
     profile_version: int
     skills: tuple[dict[str, Any], ...]
+    tier2: bool = False  # the profile asks for tier 2's review of previews
     loaded_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     loaded_mono: float = field(default_factory=time.monotonic)
 

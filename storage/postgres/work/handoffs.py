@@ -32,6 +32,7 @@ from ...work_input import (
 )
 from ..idempotency import IdempotentWrites
 from ..rows import Conn, many, one
+from ..server_secrets import ServerSecrets
 
 HANDOFF_STATUSES = ("open", "taken", "all")
 
@@ -55,7 +56,7 @@ def handoff_dict(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class HandoffStore(IdempotentWrites):
+class HandoffStore(ServerSecrets, IdempotentWrites):
     async def handoff_save(
         self, principal: Principal, namespace: str, *, title: str, body: str,
         next_steps: list[str] | None = None, refs: list[str] | None = None,
@@ -144,14 +145,15 @@ class HandoffStore(IdempotentWrites):
             raise InvalidInput(f"status must be one of {', '.join(HANDOFF_STATUSES)}",
                                field="status")
         limit = bounded_limit(limit, LIST_LIMIT_MAX)
-        before = decode_cursor(cursor)
+        seal = await self.cursor_seal("handoffs", namespace)
+        before = decode_cursor(seal, cursor)
 
         async def read(conn: Conn) -> dict[str, Any]:
             rows = await many(conn, "handoffs.list", {
                 "namespace": namespace, "status": status, "limit": limit + 1,
                 "before_seq": before, "include_quarantined": include_quarantined,
             })
-            items, next_cursor = keyset_page(rows, limit, handoff_dict)
+            items, next_cursor = keyset_page(rows, limit, handoff_dict, seal)
             return {"handoffs": items, "next_cursor": next_cursor}
 
         return await self._run(namespace, read, retry_safe=True)

@@ -39,6 +39,7 @@ from ...work_input import (
 )
 from ..idempotency import IdempotentWrites, request_hash
 from ..rows import Conn, many, one
+from ..server_secrets import ServerSecrets
 
 SESSION_STATUSES = ("open", "closed", "all")
 
@@ -85,7 +86,7 @@ def _payload(value: Any) -> Any:
     return sanitize_json(value)
 
 
-class SessionStore(IdempotentWrites):
+class SessionStore(ServerSecrets, IdempotentWrites):
     async def session_create(
         self, principal: Principal, namespace: str, *, title: str,
         client_request_id: str | None = None,
@@ -208,14 +209,15 @@ class SessionStore(IdempotentWrites):
             raise InvalidInput(f"status must be one of {', '.join(SESSION_STATUSES)}",
                                field="status")
         limit = bounded_limit(limit, LIST_LIMIT_MAX)
-        before = decode_cursor(cursor)
+        seal = await self.cursor_seal("sessions", namespace)
+        before = decode_cursor(seal, cursor)
 
         async def read(conn: Conn) -> dict[str, Any]:
             rows = await many(conn, "sessions.list", {
                 "namespace": namespace, "status": status, "limit": limit + 1,
                 "before_seq": before, "include_quarantined": include_quarantined,
             })
-            items, next_cursor = keyset_page(rows, limit, session_dict)
+            items, next_cursor = keyset_page(rows, limit, session_dict, seal)
             return {"sessions": items, "next_cursor": next_cursor}
 
         return await self._run(namespace, read, retry_safe=True)
