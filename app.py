@@ -29,6 +29,7 @@ from .errors import MemhubError
 from .gateway import artifact_route, github_webhook, metrics_route
 from .gateway.access_log import AccessLog
 from .gateway.body_limit import BodyLimit, mcp_body_limit, take_over_mcp_body_limit
+from .gateway.fair_share import FairGate, FairShare
 from .gateway.host_check import HostCheck
 from .gateway.hosts import allowed_hosts
 from .gateway.mcp_request import JsonRpcPrecheck, NormaliseMcpRequest
@@ -206,6 +207,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # authenticated request within the limit.
     if settings.query_prefetch:
         app.add_middleware(QueryPrefetch, embedder=lambda: rt.embedder)
+    if settings.max_active_calls:
+        # Outside the prefetch: a call waiting for its turn has not started its query's
+        # embedding either.
+        app.add_middleware(FairGate, share=FairShare(settings.max_active_calls))
     app.add_middleware(JsonRpcPrecheck)
     app.add_middleware(BodyLimit, max_bytes=mcp_body_limit(settings.artifact_max_bytes))
     # Just inside the gate: a token over its limits is refused before its body is read.
@@ -280,6 +285,7 @@ async def _start_embeddings(rt: Runtime, backend: PostgresBackend, embedder: Emb
     worker = EmbeddingWorker(backend, embedder, batch=settings.embed_batch_size,
                              max_attempts=settings.embed_max_attempts,
                              max_lag=settings.embed_max_lag_seconds,
+                             nice=settings.embed_nice,
                              record_run=rt.metrics.job_recorder("embedding_worker"))
     embedder.worker = worker
     rt.embedding_worker = worker

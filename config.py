@@ -114,7 +114,20 @@ class Settings(BaseSettings):
     # Start embedding a search's query as soon as its authenticated request is read, while
     # the MCP layers parse it (gateway/query_prefetch.py; docs/performance.md).
     query_prefetch: bool = True
-    embed_batch_size: int = Field(default=32, ge=1)
+    # Jobs the embedding worker claims, embeds and commits together. A write in another
+    # namespace waits behind at most the batch in progress and then its own (the claim takes
+    # turns across namespaces): at ~22 ms a memory on one thread, 32 made that 1.5-3.5 s
+    # behind a backlog, 8 a quarter of it; the model is called on 4 texts at a time either way,
+    # so throughput is the same (docs/performance.md, "Fair to every tenant").
+    embed_batch_size: int = Field(default=8, ge=1)
+    # Tool calls in progress at once; more wait, let in by turns across namespaces
+    # (gateway/fair_share.py). One per two cores: one call in progress already keeps two cores
+    # busy (its query's model threads, then PostgreSQL); with twelve clients of one tenant
+    # flooding, a quiet tenant's search p50 rose 2.7-3.2x at 1 on two cores, 3.6x at 2, 3.3-5.4x
+    # at 4 and 9.0x with no bound, the flood's throughput 35, 47, 42-49 and 54 calls/s
+    # (docs/performance.md, "Fair to every tenant"); 0: no bound.
+    max_active_calls: int = Field(
+        default_factory=lambda: max(1, (os.cpu_count() or 2) // 2), ge=0, le=1000)
     # How far the embedding queue may fall behind before write acknowledgements wait for it
     # (storage/postgres/retrieval/embedding_queue.py, Pacing); 0, the default: never. Off by
     # default: a bulk import or a flood from one client would make every other client's writes wait.
@@ -130,6 +143,10 @@ class Settings(BaseSettings):
                                ge=1, le=64)
     embed_max_tokens: int = Field(default=256, ge=16, le=512)
     embed_worker: bool = True
+    # How much lower than the requests' the embedding worker's model thread runs (a nice
+    # value, Linux): a flood's embeddings take the CPU requests leave, not theirs
+    # (storage/postgres/retrieval/embedding_queue.py; docs/performance.md, Fair to every tenant).
+    embed_nice: int = Field(default=10, ge=0, le=19)
     embed_max_attempts: int = Field(default=5, ge=1)
     hnsw_ef_search: int = Field(default=100, ge=1, le=1000)
     rrf_k: int = Field(default=60, ge=1)

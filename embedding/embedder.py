@@ -27,7 +27,8 @@ import numpy as np
 from ..config import Settings
 from ..errors import MODEL_IMPORT_COMMAND, ModelAbsent
 from ..lru import LRU
-from . import model_files
+from . import model_files, prepare
+from .batches import DOC_BATCH, DOC_BATCH_TOKENS, token_batches, token_counts
 from .fetch import FetchStopped, cached_copy, download
 from .loading import load_model
 from .sessions import release_freed_heap
@@ -41,16 +42,9 @@ ABSENT, FETCHING = "absent", "fetching"
 # none on disk in a process that does not fetch (a command); the fetch failed or took longer
 # than MEMHUB_EMBED_FETCH_TIMEOUT_SECONDS; a model was found but did not load (unavailable).
 REASONS = ("offline", "not_on_disk", "download_failed", "download_timed_out", "load_failed")
-# How often a server without a model looks for one `memhub-admin model import` has put in place
-# (a few stat calls).
+# How often a server without a model looks for one `memhub-admin model import` put in place.
 WATCH_SECONDS = 2.0
-# Texts per model call within a document batch (see Embedder.embed_documents). onnxruntime's
-# arena keeps the largest activations it has held, which grow with the batch (16 texts of 256
-# tokens: +230 MiB, for good); 4 costs no more CPU per text than 16 on short notes, where
-# padding already makes larger batches no cheaper (docs/performance.md).
-DOC_BATCH = 4
-# Query embeddings started ahead of their search (Embedder.prefetch) at once, at most: each
-# is the work its search would do anyway, and this bounds what a burst can queue.
+# Query embeddings started ahead of their search (Embedder.prefetch) at once, at most.
 PREFETCH_MAX = 32
 # How long shutdown waits for a model load in progress (a cold load takes a few seconds).
 SHUTDOWN_LOAD_WAIT = 60.0
@@ -170,6 +164,7 @@ class Embedder:
 
     def _build(self, model_dir: Path) -> None:
         started = time.perf_counter()
+        prepare.in_child(self.settings, model_dir)  # the heap a cold build takes, elsewhere
         try:
             model = load_model(self.settings, model_dir=model_dir)
             query_model = self._load_query_model(model, model_dir)
@@ -277,15 +272,22 @@ class Embedder:
     def embed_documents(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Vectors for `texts`, in order (blocking: run it in a thread).
 
-        The model pads every text of a batch to the longest one, so texts are embedded in
-        length order, DOC_BATCH at a time: a short memory never pays for a long neighbour."""
+        The model pads every text of a call to the longest one, so texts are embedded in
+        length order, in calls of at most DOC_BATCH texts and DOC_BATCH_TOKENS padded tokens
+        (`token_batches`): a short memory never pays for a long neighbour, and no call's
+        activations outgrow the bound."""
         if not self.ready:
             raise RuntimeError(f"embedding model is {self._state}")
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        vectors = self._model.embed([texts[i] for i in order], batch_size=DOC_BATCH)
+        lengths = token_counts(self._model, list(texts))
         out: list[Any] = [None] * len(texts)
-        for i, vector in zip(order, vectors, strict=True):
-            out[i] = vector
+        for chunk in token_batches(lengths, DOC_BATCH, DOC_BATCH_TOKENS):
+            vectors = self._model.embed([texts[i] for i in chunk], batch_size=len(chunk))
+            for i, vector in zip(chunk, vectors, strict=True):
+                out[i] = vector
+            # What the run gave back sits in the C heap, which glibc keeps (+70 MiB over a
+            # few batches of long texts, measured); returned here, a backlog's peak is one
+            # call's.
+            release_freed_heap()
         return out
 
     def prefetch(self, text: str, also: Sequence[str] = ()) -> bool:

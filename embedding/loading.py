@@ -65,12 +65,16 @@ def _load_model(name: str, path: Path, threads: int, max_tokens: int = 256,
                                       quantize)
                 where = {"specific_model_path": str(copy)}
             model = TextEmbedding(name, threads=threads, lazy_load=True, **where)
+            # The memories' model (also the queries' with MEMHUB_QUERY_QUANTIZE=none) gives
+            # its activations back after each run (embedding/sessions.py, ARENA_SHRINK).
+            shrink_arena = quantize == "none"
             # The query copy's threads sleep between runs: on a 2-core machine a spinning
             # second thread takes the core PostgreSQL needs for the other leg (measured: server
             # CPU per hybrid search 12 -> 33 ms, p50 20 -> 24 ms). Asleep, two threads embed a
             # query ~1.5 ms sooner than one (docs/performance.md).
             open_session(model, threads, spinning=quantize == "none",
-                         table_source=source_file, cache_dir=cache_dir)
+                         table_source=source_file, cache_dir=cache_dir,
+                         shrink_arena=shrink_arena)
             _truncate(model, max_tokens)
             _MODELS[key] = model
         return model

@@ -32,16 +32,26 @@ from .word_table import FillingSession, WordTable
 
 logger = logging.getLogger(__name__)
 
+# onnxruntime's CPU arena keeps, for the life of the session, the largest activations a run
+# has needed, and grows by powers of two: one batch of 16 texts of 256 tokens left the
+# memories' model +400 MiB for good. The memories' runs (a background worker's, where a few
+# hundred microseconds of allocation per run cost no caller anything) end by shrinking the arena
+# back to what it held before; their size is bounded by tokens (batches.DOC_BATCH_TOKENS), so
+# the peak is too. The query model keeps its arena: queries are short and on the critical path
+# (docs/performance.md, "Memory in every load pattern").
+ARENA_SHRINK = "cpu:0"
 # Initializers at least this large go to the mapped weights file (onnx's own default).
 EXTERNAL_MIN_BYTES = 1024
 WEIGHTS_FILE = "weights.bin"
 
 
 def open_session(model: Any, threads: int, *, spinning: bool, table_source: Path,
-                 cache_dir: Path | None) -> None:
+                 cache_dir: Path | None, shrink_arena: bool = False) -> None:
     """Open the ONNX session of fastembed's lazily loaded `model` with fastembed's settings,
     its worker threads asleep between runs unless `spinning`, from its mapped copy, with the
-    word-embedding table of the model file `table_source` (the fp32 model) shared."""
+    word-embedding table of the model file `table_source` (the fp32 model) shared.
+    `shrink_arena`: each run hands the memory its activations took back to the system when it
+    ends (the memories' model: ARENA_SHRINK below)."""
     import onnxruntime as ort
 
     inner = model.model
@@ -67,8 +77,13 @@ def open_session(model: Any, threads: int, *, spinning: bool, table_source: Path
         options.add_initializer(table.name, table.for_sessions())
     session = ort.InferenceSession(str(path), sess_options=options,
                                    providers=["CPUExecutionProvider"])
+    run_options = None
+    if shrink_arena:
+        run_options = ort.RunOptions()
+        run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", ARENA_SHRINK)
     # Every run goes through the table's fill: a row the session reads must be present.
-    inner.model = session if table is None else FillingSession(session, table)
+    inner.model = (session if table is None and run_options is None
+                   else FillingSession(session, table, run_options))
 
 
 def release_freed_heap() -> None:

@@ -89,18 +89,20 @@ class WordTable:
 
 
 class FillingSession:
-    """An onnxruntime session whose runs first fill `table`'s rows for their `input_ids`;
-    everything else is the session's own."""
+    """An onnxruntime session whose runs first fill `table`'s rows for their `input_ids` (when
+    it has one) and run with `run_options` unless given others; everything else is the
+    session's own."""
 
-    def __init__(self, session: Any, table: WordTable) -> None:
+    def __init__(self, session: Any, table: WordTable | None, run_options: Any = None) -> None:
         self._session = session
         self._table = table
+        self._run_options = run_options
 
     def run(self, output_names: Any, input_feed: dict[str, Any], run_options: Any = None):
         ids = input_feed.get("input_ids")
-        if ids is not None:
+        if ids is not None and self._table is not None:
             self._table.fill(ids)
-        return self._session.run(output_names, input_feed, run_options)
+        return self._session.run(output_names, input_feed, run_options or self._run_options)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._session, name)

@@ -2632,6 +2632,8 @@ CREATE INDEX embedding_jobs_dead ON public.embedding_jobs USING btree (run_after
 
 CREATE INDEX embedding_jobs_due ON public.embedding_jobs USING btree (run_after, id) WHERE (status = 'pending'::text);
 
+CREATE INDEX embedding_jobs_fair ON public.embedding_jobs USING btree (namespace, run_after, id) WHERE (status = 'pending'::text);
+
 CREATE INDEX embedding_jobs_memory ON public.embedding_jobs USING btree (memory_id);
 
 CREATE INDEX gate_intents_namespace ON public.gate_intents USING btree (namespace, opened_at DESC);

@@ -98,9 +98,10 @@ def test_queries_use_the_copy_and_memories_the_shipped_model(model_dir, tmp_path
     cosines = (a * b).sum(axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
     assert cosines.min() > MIN_COSINE[recipe], cosines
     assert not np.allclose(a, b, atol=1e-4)  # really the 8-bit model, not the fp32 one again
-    # Besides the recipe's copy, only what embedding/sessions.py maps: no other recipe's.
+    # Besides the recipe's copy, only what embedding/sessions.py maps and the marker of
+    # embedding/prepare.py: no other recipe's.
     copies = [p.name for p in tmp_path.iterdir() if not p.name.endswith(
-        ("-mapped", "-word-embeddings.npy", "-word-embeddings.name"))]
+        ("-mapped", "-word-embeddings.npy", "-word-embeddings.name", "-prepared"))]
     assert copies == [name for name in copies if name.endswith(f"-{recipe}")]
     assert load_model(int8.settings) is load_model(fp32.settings)  # one fp32 session
 

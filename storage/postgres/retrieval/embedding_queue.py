@@ -26,8 +26,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from ....embedding.embedder import Embedder, document_text
@@ -48,21 +51,26 @@ ERROR_BACKOFF_MAX = 30.0
 PACE_MAX_WAIT = 2.0
 
 
-async def process_batch(backend: PgCore, embedder: Embedder, *, batch: int, max_attempts: int
-                        ) -> dict[str, float]:
-    """Claim up to `batch` due jobs and finish them in one transaction.
+async def process_batch(backend: PgCore, embedder: Embedder, *, batch: int, max_attempts: int,
+                        after: str = "", executor: Executor | None = None) -> dict[str, Any]:
+    """Claim up to `batch` due jobs, in turns across namespaces starting after the namespace
+    `after` (embeddings.claim), and finish them in one transaction. The model runs on
+    `executor` (default: asyncio's).
 
     Returns counts: claimed, embedded, skipped (retired memory, newer revision queued, or
-    already embedded), failed (retried later), dead; and newest_wait, the seconds the newest
-    claimed job had waited when it was claimed (0 when none was).
+    already embedded), failed (retried later), dead; newest_wait, the seconds the newest
+    claimed job had waited when it was claimed (0 when none was); and `served`, the namespace
+    the batch served last (`after` when it claimed nothing), the next batch's `after`.
     """
     model = embedder.model_name
 
-    async def work(conn: Conn) -> dict[str, float]:
-        cur = await conn.execute(q("embeddings.claim"), {"batch": batch})
+    async def work(conn: Conn) -> dict[str, Any]:
+        cur = await conn.execute(q("embeddings.claim"), {"batch": batch, "after": after})
         jobs = await cur.fetchall()
-        counts = {"claimed": len(jobs), "embedded": 0, "skipped": 0, "failed": 0, "dead": 0,
-                  "newest_wait": min((job["waited"] for job in jobs), default=0.0)}
+        counts: dict[str, Any] = {
+            "claimed": len(jobs), "embedded": 0, "skipped": 0, "failed": 0, "dead": 0,
+            "newest_wait": min((job["waited"] for job in jobs), default=0.0),
+            "served": jobs[-1]["namespace"] if jobs else after}
         finished: list[int] = []
         todo: list[dict[str, Any]] = []
         for job in jobs:
@@ -76,7 +84,7 @@ async def process_batch(backend: PgCore, embedder: Embedder, *, batch: int, max_
                 counts["skipped"] += 1
             else:
                 todo.append(job)
-        vectors, errors = await _embed(embedder, todo)
+        vectors, errors = await _embed(embedder, todo, executor)
         upserts, question_upserts = [], []
         for job, job_vectors, error in zip(todo, vectors, errors, strict=True):
             if error is None:
@@ -114,17 +122,18 @@ async def process_batch(backend: PgCore, embedder: Embedder, *, batch: int, max_
     return await backend._run("*", work, retry_safe=False)
 
 
-async def _embed(embedder: Embedder, jobs: list[dict[str, Any]]
+async def _embed(embedder: Embedder, jobs: list[dict[str, Any]], executor: Executor | None
                  ) -> tuple[list[list[Any]], list[str | None]]:
     """Per job, the vectors of its texts (the content first, then each question it answers);
     one model call for the batch. If it fails, one call per job, so a single poisonous text
     fails alone instead of taking its batch down with it."""
     if not jobs:
         return [], []
+    loop = asyncio.get_running_loop()
     texts = [job_texts(job) for job in jobs]
     try:
-        flat = await asyncio.to_thread(embedder.embed_documents,
-                                       [t for job in texts for t in job])
+        flat = await loop.run_in_executor(executor, embedder.embed_documents,
+                                          [t for job in texts for t in job])
         out, at = [], 0
         for job in texts:
             out.append(list(flat[at:at + len(job)]))
@@ -137,7 +146,8 @@ async def _embed(embedder: Embedder, jobs: list[dict[str, Any]]
     errors: list[str | None] = []
     for job in texts:
         try:
-            vectors.append(list(await asyncio.to_thread(embedder.embed_documents, job)))
+            vectors.append(list(await loop.run_in_executor(executor, embedder.embed_documents,
+                                                           job)))
             errors.append(None)
         except Exception as exc:
             vectors.append([])
@@ -168,13 +178,31 @@ async def queue_counts(backend: PgCore) -> dict[str, int]:
     return await backend._run("*", work, retry_safe=True)
 
 
+def lower_priority(nice: int) -> None:
+    """Lower the calling thread's CPU priority by `nice` (Linux: a thread's nice value is its
+    own); nothing where the platform cannot."""
+    if nice <= 0:
+        return
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
+    except (AttributeError, OSError):
+        logger.info("embedding thread priority unchanged: not supported here")
+
+
 class EmbeddingWorker:
     def __init__(self, backend: PgCore, embedder: Embedder, *, batch: int, max_attempts: int,
-                 max_lag: float = 0.0,
+                 max_lag: float = 0.0, nice: int = 0,
                  record_run: Callable[[bool], None] = lambda ok: None) -> None:
         """`record_run(ok)` is called after each claim-and-embed pass (the app's metrics);
-        `max_lag`: MEMHUB_EMBED_MAX_LAG_SECONDS, 0 for no pacing."""
+        `max_lag`: MEMHUB_EMBED_MAX_LAG_SECONDS, 0 for no pacing; `nice`:
+        MEMHUB_EMBED_NICE, how much lower than the requests' the model's thread runs."""
         self.backend = backend
+        # The model runs on a thread of its own, at a lower CPU priority: when requests and
+        # the queue want the same cores, requests go first, and the queue takes what is left
+        # (docs/retrieval.md, Embedding queue). Queries' embeddings stay on asyncio's threads.
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix="memhub-embed",
+                                            initializer=lower_priority, initargs=(nice,))
+        self._after = ""  # the namespace the last batch served last (embeddings.claim)
         self.record_run = record_run
         self.embedder = embedder
         self.batch = batch
@@ -236,6 +264,8 @@ class EmbeddingWorker:
                 await self._task
             except (asyncio.CancelledError, Exception):
                 pass
+        # A model call in progress finishes on its thread; nothing waits for it.
+        self._executor.shutdown(wait=False, cancel_futures=True)
 
     async def _run(self) -> None:
         idle = False
@@ -262,7 +292,9 @@ class EmbeddingWorker:
                 self._wake.clear()
                 started = time.perf_counter()
                 counts = await process_batch(self.backend, self.embedder, batch=self.batch,
-                                             max_attempts=self.max_attempts)
+                                             max_attempts=self.max_attempts,
+                                             after=self._after, executor=self._executor)
+                self._after = counts["served"]
                 self.record_run(True)
                 delay = 0.5
                 # A full batch leaves more behind it, at least as new as its newest job.

@@ -171,16 +171,18 @@ class SearchStore(PgCore):
             abandon(embedding)
 
     async def _plan_semantic(self, conn: Conn, namespace: str, mode: str,
-                             depth: int, filtered: bool) -> None:
-        """Let the semantic leg take the HNSW index where the planner, misled by counting the
-        namespace twice, would scan a mid-sized namespace's vectors one by one (the
-        search.semantic_plan statement says when). Run while the query is embedded, so it
-        costs a search no waiting. Not for a read filtered by kind or tag: the index would
-        have to pass every vector without them, and the planner weighs the filter's
-        selectivity (a rare tag's few vectors sorted exactly) where the rule cannot."""
-        if mode != "lexical" and not filtered and self._model_ready():
-            await conn.execute(q("search.semantic_plan"), {"namespace": namespace,
-                                                           "depth": depth})
+                             depth: int, filtered: bool) -> str | None:
+        """Choose how the semantic leg reads the namespace's vectors, from its size now
+        (search.semantic_plan): exactly below sqrt(2 x depth x the table's vectors), through
+        the HNSW index above (left to the planner when `filtered` by kind or tag). Run while
+        the query is embedded, so it costs a search no waiting. Returns the strategy ('exact',
+        'index', 'planner'); None when there is no semantic leg."""
+        if mode == "lexical" or not self._model_ready():
+            return None
+        cur = await conn.execute(q("search.semantic_plan"), {
+            "namespace": namespace, "depth": depth, "filtered": filtered})
+        row = await cur.fetchone()
+        return row["strategy"] if row else None
 
     async def _query_vectors(self, ask: Ask, mode: str
                              ) -> tuple[list[np.ndarray] | None, bool]:

@@ -3,17 +3,52 @@
 
 -- name: claim
 -- Due jobs, locked for this transaction; another worker skips them instead of waiting.
--- Each job comes with its memory's current state, so a job that is no longer worth running
--- (memory retired, or a newer revision exists) can be dropped without calling the model.
-WITH due AS (
-    SELECT id
-      FROM embedding_jobs
-     WHERE status = 'pending' AND run_after <= now()
-     ORDER BY run_after, id
+-- Fair across namespaces (0043): the namespaces with due jobs are walked one index probe each
+-- (`spaces`), each offers its oldest due jobs, and the batch takes them in turns: every
+-- namespace's oldest first, then every namespace's second, ..., the namespaces of a turn in
+-- order starting after %(after)s (the last one the previous batch served, '' at first), so a
+-- namespace with a backlog of any size takes at most its share of a batch and every other
+-- namespace with a due job is in the next one. Each job comes with its memory's current
+-- state, so a job that is no longer worth running (memory retired, or a newer revision
+-- exists) can be dropped without calling the model; `turn` and `wrapped` let the worker name
+-- the last namespace served.
+WITH RECURSIVE spaces AS (
+    (SELECT namespace
+       FROM embedding_jobs
+      WHERE status = 'pending' AND run_after <= now()
+      ORDER BY namespace
+      LIMIT 1)
+    UNION ALL
+    SELECT (SELECT j.namespace
+              FROM embedding_jobs j
+             WHERE j.status = 'pending' AND j.run_after <= now() AND j.namespace > s.namespace
+             ORDER BY j.namespace
+             LIMIT 1)
+      FROM spaces s
+     WHERE s.namespace IS NOT NULL
+), offered AS (
+    SELECT o.id, o.turn, s.namespace <= %(after)s AS wrapped, s.namespace
+      FROM spaces s
+     CROSS JOIN LATERAL (
+        SELECT j.id, row_number() OVER (ORDER BY j.run_after, j.id) AS turn
+          FROM embedding_jobs j
+         WHERE j.namespace = s.namespace AND j.status = 'pending' AND j.run_after <= now()
+         ORDER BY j.run_after, j.id
+         LIMIT %(batch)s) o
+     WHERE s.namespace IS NOT NULL
+), chosen AS (
+    SELECT id, turn, wrapped, namespace
+      FROM offered
+     ORDER BY turn, wrapped, namespace
      LIMIT %(batch)s
-       FOR UPDATE SKIP LOCKED
+), due AS (
+    SELECT j.id, c.turn, c.wrapped
+      FROM embedding_jobs j
+      JOIN chosen c USING (id)
+     WHERE j.status = 'pending'
+       FOR UPDATE OF j SKIP LOCKED
 )
-SELECT j.id, j.namespace, j.memory_id, j.revision, j.attempts,
+SELECT j.id, j.namespace, j.memory_id, j.revision, j.attempts, due.turn, due.wrapped,
        extract(epoch FROM now() - j.created_at)::float8 AS waited,
        m.status AS memory_status, m.current_revision, m.title, m.content, m.questions,
        e.revision AS embedded_revision, e.model AS embedded_model
@@ -21,7 +56,7 @@ SELECT j.id, j.namespace, j.memory_id, j.revision, j.attempts,
   JOIN due USING (id)
   JOIN memories m ON m.id = j.memory_id
   LEFT JOIN memory_embeddings e ON e.memory_id = j.memory_id
- ORDER BY j.id;
+ ORDER BY due.turn, due.wrapped, j.namespace;
 
 -- name: upsert_vector
 -- Never let an older revision's vector replace a newer one.

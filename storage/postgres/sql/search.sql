@@ -124,23 +124,49 @@ SELECT id, matched, rank, coverage
  LIMIT %(depth)s;
 
 -- name: semantic_plan
--- Run in the search transaction before the semantic statement (while the query is embedded).
--- The planner counts a namespace twice, once for the statement's own predicate and once for
--- the row-level-security policy, so it expects a namespace holding a fraction f of the table's
--- vectors to hold f^2 and scans a mid-sized one exactly (every vector, ~5 us each) where the
--- HNSW index is faster (docs/retrieval.md, "Index or exact scan"). The HNSW
--- scan filters to the namespace as it goes, visiting about depth * total / docs vectors; when
--- that is at most half the namespace's own size, the index is cheaper, and sorts are disabled
--- for the rest of this read-only transaction so the planner takes it (its later statements
--- are re-reads by id, which sort nothing). Otherwise the planner decides, as before. `docs`
--- is the namespace's live memories at the last lexicon refresh; a namespace not yet counted,
--- or a table never analysed, leaves the planner alone.
-SELECT set_config('enable_sort', 'off', true) AS enable_sort
-  FROM lexicon_state s, pg_class c
- WHERE s.namespace = %(namespace)s
-   AND c.oid = 'memory_embeddings'::regclass
-   AND c.reltuples > 0
-   AND s.docs::float8 * s.docs >= 2.0 * %(depth)s * c.reltuples;
+-- Run in the search transaction before the semantic statement (while the query is embedded):
+-- how the semantic leg reads the namespace's vectors (docs/retrieval.md, "Index or exact scan").
+-- The HNSW scan filters to the namespace as it goes, visiting about depth * total / n vectors
+-- for a namespace of n, and loses a small namespace's true nearest among a big neighbour's
+-- (a 200-memory namespace beside 100,000: top-10 overlap 0.75 with the exact answer). So:
+--   'exact'   n^2 < 2 * depth * total: the namespace's vectors read through its btree index and
+--             sorted (every vector, ~5 us each, never more than the index would visit); index
+--             scans are off for the rest of this read-only transaction, so the HNSW index
+--             cannot be taken (its later statements are re-reads by id, as cheap as bitmap
+--             scans);
+--   'index'   above, unfiltered: sorts are off, so the planner, which counts a namespace twice
+--             under row-level security (a fraction f of the table looks like f^2), takes the
+--             index rather than sort a mid-sized namespace's vectors one by one;
+--   'planner' above, filtered by kind or tag: the planner weighs the filter's selectivity.
+-- n is counted now, up to the threshold (one probe of the namespace index); total is the
+-- table's size now (the last ANALYZE's density times its current pages, as the planner
+-- estimates it), so a neighbour grown since the last ANALYZE counts at its size.
+WITH tab AS (
+    SELECT CASE WHEN c.relpages > 0 AND c.reltuples >= 0 THEN c.reltuples / c.relpages
+                ELSE 5.0 END  -- a 384-dimension vector row takes ~1.6 kB: 5 to a page
+           * (pg_relation_size(c.oid) / current_setting('block_size')::float8) AS total
+      FROM pg_class c
+     WHERE c.oid = 'memory_embeddings'::regclass
+), bound AS (
+    SELECT ceil(sqrt(2.0 * %(depth)s * tab.total))::bigint AS threshold FROM tab
+), counted AS (
+    SELECT b.threshold,
+           (SELECT count(*) FROM (SELECT 1 FROM memory_embeddings e
+                                   WHERE e.namespace = %(namespace)s
+                                   LIMIT b.threshold) n) AS n
+      FROM bound b
+), chosen AS MATERIALIZED (  -- counted once, read twice below
+    SELECT CASE WHEN n < threshold THEN 'exact'
+                WHEN %(filtered)s THEN 'planner'
+                ELSE 'index' END AS strategy
+      FROM counted
+)
+SELECT strategy,
+       CASE strategy
+            WHEN 'exact' THEN set_config('enable_indexscan', 'off', true)
+            WHEN 'index' THEN set_config('enable_sort', 'off', true)
+       END AS setting
+  FROM chosen;
 
 -- name: semantic
 -- Nearest first among live memories, by the best of their content's vector and their
