@@ -18,11 +18,39 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 
 MAX_WAITING = 32
 MAX_BUCKETS = 10_000
+
+# How the call in progress gives up its place in the fair-share gate (gateway/fair_share.py
+# sets it for the call's context) while it waits on a service outside this process.
+StepAside = Callable[[], AbstractAsyncContextManager[None]]
+_step_aside: ContextVar[StepAside | None] = ContextVar("memhub_step_aside", default=None)
+
+
+def set_step_aside(aside: StepAside) -> Token[StepAside | None]:
+    return _step_aside.set(aside)
+
+
+def reset_step_aside(token: Token[StepAside | None]) -> None:
+    _step_aside.reset(token)
+
+
+@asynccontextmanager
+async def waiting_outside() -> AsyncIterator[None]:
+    """Around a wait that uses no CPU of this host (the curator's model, the embedding
+    worker catching up): the call's place in the fair-share gate goes to the next call for the
+    wait and is taken again, in turn, after it, so a slow remote holds no other tenant's call."""
+    aside = _step_aside.get()
+    if aside is None:
+        yield
+        return
+    async with aside():
+        yield
 
 
 @dataclass

@@ -16,7 +16,9 @@ The key is the `namespace` argument of a `tools/call` (read from a body of at mo
 as gateway/query_prefetch.py does); a call without one waits in its token's line. A body too
 large to peek (an artifact upload) passes without a place: its time goes to reading it. Tools
 that wait on an outside service (OUTSIDE_SERVICE: GitHub, the curator's model) pass without a
-place, so a slow remote holds no one else's. Anything else (initialize, tools/list, GET)
+place, so a slow remote holds no one else's; a call that waits on one midway (the intent
+gate's tier-2 review, pacing) gives its place up for the wait (admission.waiting_outside) and
+takes it again in turn. Anything else (initialize, tools/list, GET)
 passes. Only authenticated requests get here. Per-token limits on calls in flight bound what
 one token can put in these lines; this decides the order in which what is waiting gets in.
 """
@@ -29,7 +31,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from .. import bounded_json
+from .. import admission, bounded_json
 from .body_limit import peek_body, replaying
 
 Scope = dict[str, Any]
@@ -61,10 +63,12 @@ class FairShare:
     @asynccontextmanager
     async def place(self, key: str):
         await self.enter(key)
+        held = Place(self, key)
         try:
-            yield
+            yield held
         finally:
-            self.leave()
+            if held.held:
+                self.leave()
 
     async def enter(self, key: str) -> None:
         """Return once the caller holds a place (it must `leave` once done)."""
@@ -102,6 +106,28 @@ class FairShare:
             line.remove(waiter)
             if not line:
                 del self._lines[key]
+
+
+class Place:
+    """A call's place, which it may give up while it waits on something outside (`aside`,
+    admission.waiting_outside)."""
+
+    def __init__(self, share: FairShare, key: str) -> None:
+        self.share, self.key, self.held = share, key, True
+
+    @asynccontextmanager
+    async def aside(self):
+        if not self.held:  # already aside (a nested wait)
+            yield
+            return
+        self.share.leave()
+        self.held = False
+        try:
+            yield
+        finally:
+            # Back in its namespace's line: if cancelled there, it holds nothing to give up.
+            await self.share.enter(self.key)
+            self.held = True
 
 
 def call_key(body: bytes | None, principal: Any) -> str | None:
@@ -150,5 +176,9 @@ class FairGate:
         if key is None:
             await self.app(scope, replaying(read, receive), send)
             return
-        async with self.share.place(key):
-            await self.app(scope, replaying(read, receive), send)
+        async with self.share.place(key) as held:
+            token = admission.set_step_aside(held.aside)
+            try:
+                await self.app(scope, replaying(read, receive), send)
+            finally:
+                admission.reset_step_aside(token)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from .. import admission
 from ..curator import review
 from ..errors import ConfirmationRequired
 from ..runtime import Runtime
@@ -40,7 +41,9 @@ async def preview(rt: Runtime, principal: Principal, namespace: str, tool: str,
                                                   targets=targets)
     if material is None:
         return shown
-    return {**shown, **await review.review(rt.settings, material)}
+    async with admission.waiting_outside():  # the model's time is not this host's CPU
+        concerns = await review.review(rt.settings, material)
+    return {**shown, **concerns}
 
 
 async def _gated(rt: Runtime, principal: Principal, namespace: str, tool: str,
@@ -68,7 +71,8 @@ async def paced(rt: Runtime, result: dict[str, Any]) -> dict[str, Any]:
     by meaning soon (storage/postgres/retrieval/embedding_queue.py, Pacing). Only a write that
     queued an embedding waits: a replay or a duplicate answers at once."""
     if rt.embedding_worker is not None and result.get("outcome") in ("created", "revised"):
-        await rt.embedding_worker.pace()
+        async with admission.waiting_outside():  # the worker's turn, not this call's
+            await rt.embedding_worker.pace()
     return result
 
 

@@ -115,3 +115,42 @@ def body(name: str, arguments: dict | None = None, method: str = "tools/call") -
 ])
 def test_a_call_waits_in_its_namespaces_line_or_its_tokens(raw, key):
     assert call_key(raw, PRINCIPAL) == key
+
+
+async def test_a_call_waiting_outside_gives_its_place_up_and_takes_it_again_in_turn():
+    """admission.waiting_outside (a tier-2 review, pacing): the place goes to the next call for
+    the wait; after it the call waits in its own line again, and leaves nothing behind."""
+    from memhub import admission
+
+    share, log = FairShare(1), []
+    outside = asyncio.Event()
+
+    async def reviewer() -> None:
+        async with share.place("ns:a") as held:
+            token = admission.set_step_aside(held.aside)
+            try:
+                async with admission.waiting_outside():
+                    log.append("a waits outside")
+                    await outside.wait()
+                log.append("a back")
+            finally:
+                admission.reset_step_aside(token)
+
+    task = asyncio.ensure_future(reviewer())
+    await settle()
+    other = Caller(share, "b", "ns:b", log)
+    await settle()
+    assert log == ["a waits outside", "b"]  # b ran while a's model thought
+    outside.set()
+    await settle()
+    assert log == ["a waits outside", "b"]  # a waits for its turn back
+    other.done.set()
+    await asyncio.wait_for(task, 2)
+    assert log[-1] == "a back" and share.active == 0 and share.waiting == 0
+
+
+async def test_waiting_outside_without_a_gate_just_waits():
+    from memhub import admission
+
+    async with admission.waiting_outside():
+        pass

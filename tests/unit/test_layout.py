@@ -30,7 +30,7 @@ LAYERS: dict[str, set[str]] = {
     "curator": {"config", "errors", "storage", "bounded_json"},
     "runtime": {"config", "errors", "admission", "metrics", "embedding", "storage",
                 "storage.postgres", "github"},
-    "usecases": {"errors", "storage", "runtime", "github", "curator"},
+    "usecases": {"errors", "admission", "storage", "runtime", "github", "curator"},
     "web": {"errors", "storage", "runtime"},
     "gateway": {"config", "errors", "logs", "admission", "metrics", "storage", "runtime",
                 "bounded_json"},
