@@ -10,6 +10,9 @@ PY      := $(VENV)/bin/python
 # after `make run` adds only the test tools.
 STAMP      := $(VENV)/.installed-stamp
 TEST_STAMP := $(VENV)/.installed-test-stamp
+# The repository's root is the package `memhub` without a directory of that name: mypy (as
+# pyproject.toml configures it, so a bare `.venv/bin/mypy` works too) finds it through this link.
+TYPECHECK_LINK := $(VENV)/typecheck/memhub
 CONFORMANCE := scripts/conformance/node_modules/.package-lock.json
 # Debian's Chromium for the dashboard's browser tests (never a browser download).
 CHROMIUM := /usr/bin/chromium
@@ -42,7 +45,10 @@ $(TEST_STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP)  ## the virtualenv with memhub: what the server needs
 
-install-test: $(TEST_STAMP)  ## the same and the test tools (pytest, Playwright, ruff, mypy...)
+$(TYPECHECK_LINK):
+	@mkdir -p $(dir $@) && ln -sfn $(CURDIR) $@
+
+install-test: $(TEST_STAMP) | $(TYPECHECK_LINK)  ## the same and the test tools (pytest, Playwright, ruff, mypy...)
 
 $(CHROMIUM):
 	@echo "memhub: installing Debian's chromium for the browser tests..."
@@ -85,10 +91,9 @@ smoke: install  ## SMOKE_BASE_URL=... MEMHUB_SMOKE_TOKEN=... make smoke: memhub-
 conformance: install $(CONFORMANCE)  ## CONFORMANCE_BASE_URL=... CONFORMANCE_TOKEN=... make conformance
 	bash scripts/run_conformance.sh "$${CONFORMANCE_BASE_URL:-http://127.0.0.1:8000}" "$$CONFORMANCE_TOKEN"
 
-lint: install-test  ## ruff, and the type checker on the package (run by `make test`)
+lint: install-test | $(TYPECHECK_LINK)  ## ruff, and the type checker on the package (run by `make test`)
 	$(VENV)/bin/ruff check .
-	@mkdir -p $(VENV)/typecheck && ln -sfn $(CURDIR) $(VENV)/typecheck/memhub
-	cd $(VENV)/typecheck && $(abspath $(VENV))/bin/mypy --config-file $(CURDIR)/pyproject.toml -p memhub
+	$(VENV)/bin/mypy
 
 lock:  ## regenerate constraints.txt from the verified environment
 	$(PY) -m pip freeze --exclude-editable | grep -v '^memhub' > constraints.txt
