@@ -59,13 +59,6 @@ class QueryPrefetch:
             embedder.prefetch(texts[0], texts[1:])
 
 
-def search_query(body: bytes) -> str | None:
-    """The query a JSON-RPC body's search will embed, or None (not such a call, or one the
-    search will refuse)."""
-    texts = search_texts(body)
-    return texts[0] if texts else None
-
-
 def search_texts(body: bytes) -> tuple[str, ...] | None:
     """The texts a JSON-RPC body's search will embed (its query, then its `also` phrasings
     as the search reads them: check_ask), or None (not such a call, or one the search will

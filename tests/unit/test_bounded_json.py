@@ -10,7 +10,7 @@ import pytest
 from memhub import bounded_json
 from memhub.errors import InvalidInput
 from memhub.gateway.mcp_request import valid_request_id
-from memhub.gateway.query_prefetch import search_query
+from memhub.gateway.query_prefetch import search_texts
 from memhub.storage.transfer_format import parse_line
 from memhub.tools.json_arguments import decode_stringified
 from tests.support.deep_json import PAST_THE_PARSER
@@ -57,5 +57,5 @@ def test_a_request_nested_too_deeply_is_left_to_the_mcp_layer_by_the_gateway(dep
     body = ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": '
             '"memory_search", "arguments": {"namespace": "acme", "query": "redis", "deep": '
             + nested(depth) + "}}}").encode()
-    assert search_query(body) is None
+    assert search_texts(body) is None
     assert valid_request_id(body) is True
