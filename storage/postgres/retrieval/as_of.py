@@ -37,7 +37,13 @@ from ..memories.as_of_reads import check_past
 from ..memories.profiles import context_quota
 from ..queries import q
 from ..rows import Conn, many
-from .context import CONTEXT_RECENT_DEPTH, ContextStore, context_depth, pack_scored
+from .context import (
+    CONTEXT_RECENT_DEPTH,
+    ContextStore,
+    context_answer,
+    context_depth,
+    pack_scored,
+)
 from .lexical_leg import any_of
 from .ranking import centroid, judged
 from .search import MAX_LEG_DEPTH, MIN_LEG_DEPTH
@@ -129,15 +135,8 @@ class AsOfStore(ContextStore):
         finally:
             abandon(embedding)
         packed = await asyncio.to_thread(pack_scored, scored, vectors, budget_tokens, quota)
-        return {
-            "memories": [c.item for c in packed.chosen],
-            "tokens_used": packed.tokens_used,
-            "budget_tokens": budget_tokens,
-            "omitted": packed.omitted,
-            "rejected": rejected[0],
-            "degraded": degraded,
-            "as_of": iso(as_of),
-        }
+        return {**context_answer(packed, budget_tokens, rejected[0], degraded),
+                "as_of": iso(as_of)}
 
     async def _ranked_then(self, conn: Conn, ask: Ask, mode: str, params: dict[str, Any],
                            embedding: asyncio.Future) -> tuple[list[dict[str, Any]], bool]:

@@ -108,14 +108,15 @@ class ContextStore(SearchStore):
         # Off the event loop: counting each candidate's tokens and packing take tens of
         # milliseconds for a few hundred candidates, which other requests should not wait on.
         packed = await asyncio.to_thread(pack_scored, scored, vectors, budget_tokens, quota)
-        return {
-            "memories": [c.item for c in packed.chosen],
-            "tokens_used": packed.tokens_used,
-            "budget_tokens": budget_tokens,
-            "omitted": packed.omitted,
-            "rejected": rejected[0],
-            "degraded": degraded,
-        }
+        return context_answer(packed, budget_tokens, rejected[0], degraded)
+
+
+def context_answer(packed: Any, budget_tokens: int, rejected: int,
+                   degraded: bool) -> dict[str, Any]:
+    """memory_context's answer from what was packed (the present's or as of a past time)."""
+    return {"memories": [c.item for c in packed.chosen], "tokens_used": packed.tokens_used,
+            "budget_tokens": budget_tokens, "omitted": packed.omitted, "rejected": rejected,
+            "degraded": degraded}
 
 
 def pack_scored(scored: list[tuple[dict[str, Any], float]], vectors: dict[Any, Any],
